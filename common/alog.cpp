@@ -1,0 +1,347 @@
+#include <photon/common/alog.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace photon {
+struct thread;
+extern __thread thread* CURRENT;  // the running coroutine, defined by the scheduler
+}  // namespace photon
+
+namespace {
+
+uint64_t monotonic_us() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000000 + uint64_t(ts.tv_nsec) / 1000;
+}
+
+void write_all(int fd, const char* p, size_t n) {
+    while (n > 0) {
+        ssize_t r = ::write(fd, p, n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return;  // nowhere left to report a failing log
+        }
+        p += r;
+        n -= size_t(r);
+    }
+}
+
+// Writes lines to an fd: a single write() per line, which O_APPEND files and pipes keep whole.
+class FdLogOutput : public ILogOutput {
+public:
+    constexpr explicit FdLogOutput(int fd) : fd_(fd) {}
+
+    void write(int level, const char* begin, const char* end) override {
+        throttle();
+        size_t n = size_t(end - begin);
+        unsigned code = level >= 0 && level <= ALOG_AUDIT ? (colors_ >> (level * 8)) & 0xFF : 0;
+        if (!code || n == 0 || n > LOG_BUFFER_SIZE) return write_all(fd_, begin, n);
+        // "\033[<SGR>m" + line + "\033[0m" + '\n', still a single write.
+        char colored[LOG_BUFFER_SIZE + 16];
+        if (begin[n - 1] == '\n') --n;
+        size_t len = size_t(snprintf(colored, 16, "\033[%xm", code));
+        memcpy(colored + len, begin, n);
+        memcpy(colored + len + n, "\033[0m\n", 5);
+        write_all(fd_, colored, len + n + 5);
+    }
+    int get_log_file_fd() override { return fd_; }
+    uint64_t set_throttle(uint64_t t) override { return throttle_ = t; }
+    uint64_t get_throttle() override { return throttle_; }
+    void destruct() override {}  // the static stdout/stderr outputs
+    void set_level_color(int level, unsigned char code) override {
+        if (level < 0 || level > ALOG_AUDIT) return;
+        uint64_t old = colors_.load(), mask = uint64_t(0xFF) << (level * 8);
+        while (!colors_.compare_exchange_weak(old, (old & ~mask) | (uint64_t(code) << (level * 8))))
+            ;
+    }
+
+protected:
+    // Past `throttle_` lines in the current second, block the vCPU until the next second.
+    void throttle() {
+        uint64_t limit = throttle_.load(std::memory_order_relaxed);
+        if (limit == UINT64_MAX) return;
+        uint64_t now = monotonic_us(), second = now / 1000000, window = window_.load();
+        if (window != second && window_.compare_exchange_strong(window, second)) lines_ = 0;
+        if (lines_.fetch_add(1) >= limit)
+            std::this_thread::sleep_for(std::chrono::microseconds(1000000 - now % 1000000));
+    }
+
+    int fd_;
+    std::atomic<uint64_t> throttle_{UINT64_MAX}, window_{0}, lines_{0};
+    std::atomic<uint64_t> colors_{0};  // one SGR byte per level
+};
+
+class NullLogOutput final : public ILogOutput {
+public:
+    void write(int, const char*, const char*) override {}
+    int get_log_file_fd() override { return -1; }
+    uint64_t set_throttle(uint64_t t) override { return t; }
+    uint64_t get_throttle() override { return UINT64_MAX; }
+    void destruct() override {}
+};
+
+int open_log(const char* fn) { return ::open(fn, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644); }
+
+// fn -> fn.1 -> ... -> fn.<max_files-1>; the oldest is removed.
+void rotate_files(const std::string& fn, int max_files) {
+    auto name = [&](int i) { return i == 0 ? fn : fn + '.' + std::to_string(i); };
+    if (max_files <= 1) {
+        ::unlink(fn.c_str());
+        return;
+    }
+    ::unlink(name(max_files - 1).c_str());
+    for (int i = max_files - 2; i >= 0; --i) ::rename(name(i).c_str(), name(i + 1).c_str());
+}
+
+class FileLogOutput final : public FdLogOutput {
+public:
+    FileLogOutput(int fd, const char* fn, uint64_t rotate_limit, int max_files)
+        : FdLogOutput(fd),
+          fn_(fn ? fn : ""),
+          limit_(fn ? rotate_limit : UINT64_MAX),
+          max_files_(max_files) {
+        struct stat st;
+        if (::fstat(fd, &st) == 0) size_ = uint64_t(st.st_size);
+    }
+
+    void write(int level, const char* begin, const char* end) override {
+        uint64_t n = uint64_t(end - begin);
+        if (limit_ != UINT64_MAX) rotate_if_full(n);
+        FdLogOutput::write(level, begin, end);
+        size_ += n;
+    }
+    void destruct() override {
+        if (fd_ > 2) ::close(fd_);
+        delete this;
+    }
+
+private:
+    static bool full(uint64_t size, uint64_t n, uint64_t limit) {
+        return size > 0 && size + n > limit;
+    }
+
+    void rotate_if_full(uint64_t n) {
+        if (!full(size_, n, limit_)) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!full(size_, n, limit_)) return;  // another thread rotated
+        rotate_files(fn_, max_files_);
+        int fd = open_log(fn_.c_str());
+        if (fd >= 0) {
+            // Swap the file under fd_, so concurrent writers never see a closed fd.
+            ::dup3(fd, fd_, O_CLOEXEC);
+            ::close(fd);
+        }
+        size_ = 0;  // also on failure: retry after another rotate_limit bytes, not every line
+    }
+
+    std::string fn_;
+    uint64_t limit_;
+    int max_files_;
+    std::atomic<uint64_t> size_{0};
+    std::mutex mutex_;
+};
+
+// Constant-initialised, trivially destructible: usable before main() and after exit().
+FdLogOutput stdout_output(1);
+FdLogOutput stderr_output(2);
+NullLogOutput null_output;
+ILogOutput* owned_file_output = nullptr;  // set by log_output_file()
+
+void install_file_output(ILogOutput* out) {
+    ILogOutput* old = owned_file_output;
+    owned_file_output = out;
+    if (default_logger.log_output == old || out)
+        default_logger.log_output = out ? out : &stdout_output;
+    if (old) old->destruct();
+}
+
+// XSI and GNU strerror_r return different types; accept either.
+[[maybe_unused]] const char* errno_text(int rc, const char* buf) {
+    return rc == 0 ? buf : "Unknown error";
+}
+[[maybe_unused]] const char* errno_text(const char* text, const char*) { return text; }
+
+void put_2digits(char* p, int x) {
+    p[0] = char('0' + x / 10 % 10);
+    p[1] = char('0' + x % 10);
+}
+
+// "YYYY/MM/DD HH:MM:SS.uuuuuu" in local time; localtime_r runs once a minute per thread.
+void put_timestamp(LogBuffer& buf) {
+    thread_local time_t cached_minute = -1;
+    thread_local char prefix[17];  // "YYYY/MM/DD HH:MM:"
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    if (ts.tv_sec / 60 != cached_minute) {
+        struct tm tm;
+        localtime_r(&ts.tv_sec, &tm);
+        put_2digits(prefix, (tm.tm_year + 1900) / 100);
+        put_2digits(prefix + 2, tm.tm_year + 1900);
+        prefix[4] = prefix[7] = '/';
+        put_2digits(prefix + 5, tm.tm_mon + 1);
+        put_2digits(prefix + 8, tm.tm_mday);
+        prefix[10] = ' ';
+        put_2digits(prefix + 11, tm.tm_hour);
+        prefix[13] = prefix[16] = ':';
+        put_2digits(prefix + 14, tm.tm_min);
+        cached_minute = ts.tv_sec / 60;
+    }
+    char tail[9];  // "SS.uuuuuu"
+    put_2digits(tail, int(ts.tv_sec % 60));
+    tail[2] = '.';
+    long us = ts.tv_nsec / 1000;
+    for (int i = 8; i > 2; --i, us /= 10) tail[i] = char('0' + us % 10);
+    buf.put(prefix, sizeof(prefix));
+    buf.put(tail, sizeof(tail));
+}
+
+}  // namespace
+
+ILogOutput* const log_output_null = &null_output;
+ILogOutput* const log_output_stderr = &stderr_output;
+ILogOutput* const log_output_stdout = &stdout_output;
+
+ALogLogger default_logger{&stdout_output, ALOG_DEBUG};
+ALogLogger default_audit_logger{&null_output, ALOG_AUDIT};
+
+ILogOutput* new_log_output_file(const char* fn, uint64_t rotate_limit, int max_log_files,
+                                uint64_t throttle, bool rotate_on_start) {
+    if (!fn || !*fn) LOG_ERROR_RETURN(EINVAL, nullptr, "empty log file name");
+    struct stat st;
+    if (rotate_on_start && ::stat(fn, &st) == 0 && st.st_size > 0)
+        rotate_files(fn, std::max(max_log_files, 1));
+    int fd = open_log(fn);
+    if (fd < 0) LOG_ERRNO_RETURN(0, nullptr, "failed to open log file `", fn);
+    auto out = new FileLogOutput(fd, fn, rotate_limit, std::max(max_log_files, 1));
+    out->set_throttle(throttle);
+    return out;
+}
+
+ILogOutput* new_log_output_file(int fd, uint64_t throttle) {
+    if (fd < 0) LOG_ERROR_RETURN(EBADF, nullptr, "invalid log fd ", fd);
+    auto out = new FileLogOutput(fd, nullptr, UINT64_MAX, 1);
+    out->set_throttle(throttle);
+    return out;
+}
+
+int log_output_file(const char* fn, uint64_t rotate_limit, int max_log_files, uint64_t throttle) {
+    ILogOutput* out = new_log_output_file(fn, rotate_limit, max_log_files, throttle);
+    if (!out) return -1;
+    install_file_output(out);
+    return 0;
+}
+
+int log_output_file(int fd, uint64_t, uint64_t throttle) {
+    ILogOutput* out = new_log_output_file(fd, throttle);
+    if (!out) return -1;
+    install_file_output(out);
+    return 0;
+}
+
+int log_output_file_close() {
+    if (!owned_file_output) {
+        errno = EALREADY;
+        return -1;
+    }
+    install_file_output(nullptr);
+    return 0;
+}
+
+void LogBuffer::put_integer(uint64_t x, bool negative, unsigned base, unsigned width,
+                            char padding) {
+    char digits[64];
+    char* p = digits + sizeof(digits);
+    do {
+        *--p = "0123456789ABCDEF"[x % base];
+        x /= base;
+    } while (x);
+    size_t n = size_t(digits + sizeof(digits) - p);
+    if (negative && padding == '0') put('-');  // "-0042", but "  -42"
+    for (size_t len = n + negative; len < width; ++len) put(padding);
+    if (negative && padding != '0') put('-');
+    put(p, n);
+}
+
+void LogBuffer::put_double(double x, const char* printf_format) {
+    size_t room = size_t(limit() - ptr_);
+    // room + 1: the terminating NUL may land in the byte kept for the newline.
+    int n = snprintf(ptr_, room + 1, printf_format, x);
+    if (n > 0) ptr_ += std::min(size_t(n), room);
+}
+
+LogBuffer& LogBuffer::operator<<(const FP& x) {
+    char fmt[16] = "%";
+    size_t n = 1;
+    if (x.width_ >= 0) n += size_t(snprintf(fmt + n, sizeof(fmt) - n, "%d", x.width_));
+    if (x.precision_ >= 0) n += size_t(snprintf(fmt + n, sizeof(fmt) - n, ".%d", x.precision_));
+    fmt[n] = x.scientific_ ? 'e' : 'f';
+    fmt[n + 1] = '\0';
+    put_double(x.value_, fmt);
+    return *this;
+}
+
+LogBuffer& LogBuffer::operator<<(const ERRNO& e) {
+    char text[128];
+    return printf("errno=", e.no, '(', errno_text(strerror_r(e.no, text, sizeof(text)), text), ')');
+}
+
+void alog_line::begin(LogBuffer& buf, int level, const char* file, int line, const char* func) {
+    static const char names[] = "DEBUGINFO WARN ERRORFATALTEMP AUDIT";
+    level = std::min(std::max(level, 0), ALOG_AUDIT);
+    put_timestamp(buf);
+    buf.put('|');
+    buf.put(names + level * 5, 5);
+    buf.put("|th=", 4);
+    buf << static_cast<const void*>(photon::CURRENT);
+    const char* slash = strrchr(file, '/');
+    buf.printf('|', slash ? slash + 1 : file, ':', line, '|', func, ':');
+}
+
+void alog_line::finish(LogBuffer& buf, ALogLogger& logger, int level) {
+    *buf.ptr_++ = '\n';  // the byte limit() kept free
+    ILogOutput* out = logger.log_output;
+    if (out) out->write(level, buf.buf_, buf.ptr_);
+}
+
+const char* alog_line::put_format(LogBuffer& buf, const char* fmt, bool last) {
+    for (;;) {
+        const char* tick = strchr(fmt, '`');
+        if (!tick) {
+            buf.put(fmt, strlen(fmt));
+            return nullptr;
+        }
+        buf.put(fmt, size_t(tick - fmt));
+        if (tick[1] == '`') {
+            buf.put('`');
+            fmt = tick + 2;
+        } else if (last) {
+            buf.put('`');  // a placeholder without argument shows as is
+            fmt = tick + 1;
+        } else {
+            return tick + 1;
+        }
+    }
+}
+
+bool alog_line::limiter::admit() {
+    constexpr auto relaxed = std::memory_order_relaxed;
+    if (every_n) return count.fetch_add(1, relaxed) % every_n == 0;
+    if (window_us != UINT64_MAX) {
+        uint64_t now = monotonic_us(), start = window_start.load(relaxed);
+        if ((start == 0 || now - start >= window_us) &&
+            window_start.compare_exchange_strong(start, now, relaxed))
+            count.store(0, relaxed);
+    }
+    return count.fetch_add(1, relaxed) < first_n;
+}

@@ -1,0 +1,17 @@
+// Lets LOG_* print std::string and std::string_view (and so estring / estring_view, which
+// derive from them).
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <photon/common/alog.h>
+
+inline LogBuffer& operator<<(LogBuffer& log, std::string_view s) {
+    log.put(s.data(), s.size());
+    return log;
+}
+
+inline LogBuffer& operator<<(LogBuffer& log, const std::string& s) {
+    log.put(s.data(), s.size());
+    return log;
+}

@@ -1,0 +1,60 @@
+// photon::Timeout: a deadline on photon's coarse clock `photon::now` (us).
+// Functions that take a Timeout accept plain microseconds implicitly:
+// `{}` or -1 means never, 0 means already expired. Any vCPU or OS thread may use it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace photon {
+
+// Coarse monotonic clock in microseconds, refreshed by the schedulers
+// (every few dozen switches and whenever a vCPU goes idle).
+extern volatile uint64_t now;
+
+class Timeout {
+public:
+    Timeout() = default;
+    Timeout(uint64_t x) { timeout(x); }  // NOLINT: implicit from microseconds by design
+
+    // Re-arms to x microseconds from now (saturating); returns the expiration.
+    uint64_t timeout(uint64_t x) { return m_expiration = add_sat(now, x); }
+    // Time left, 0 once expired.
+    uint64_t timeout() const { return m_expiration > now ? m_expiration - now : 0; }
+    operator uint64_t() const { return timeout(); }
+    uint64_t timeout_us() const { return timeout(); }
+    uint64_t timeout_ms() const { return timeout() / 1000; }
+    uint64_t timeout_MS() const { return timeout() / 1024; }
+    uint64_t timeout_s() const { return timeout() / 1000 / 1000; }
+    uint64_t timeout_S() const { return timeout() / 1024 / 1024; }
+    bool expired() const { return m_expiration <= now; }
+    uint64_t expiration() const { return m_expiration; }
+    uint64_t expiration(uint64_t x) { return m_expiration = x; }
+    Timeout& operator=(uint64_t x) {
+        timeout(x);
+        return *this;
+    }
+    // Shortens the deadline to at most x microseconds from now.
+    Timeout& timeout_at_most(uint64_t x) {
+        uint64_t e = add_sat(now, x);
+        if (e < m_expiration) m_expiration = e;
+        return *this;
+    }
+    std::chrono::microseconds std_duration() const { return std::chrono::microseconds(timeout()); }
+    explicit operator bool() const = delete;
+
+    bool operator<(const Timeout& r) const { return m_expiration < r.m_expiration; }
+    bool operator<=(const Timeout& r) const { return m_expiration < r.m_expiration; }  // as Photon
+    bool operator>(const Timeout& r) const { return m_expiration > r.m_expiration; }
+    bool operator>=(const Timeout& r) const { return m_expiration >= r.m_expiration; }
+    bool operator==(const Timeout& r) const { return m_expiration == r.m_expiration; }
+
+private:
+    static uint64_t add_sat(uint64_t a, uint64_t b) {
+        uint64_t r = a + b;
+        return r < a ? UINT64_MAX : r;
+    }
+    uint64_t m_expiration = UINT64_MAX;
+};
+
+}  // namespace photon
