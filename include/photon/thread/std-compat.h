@@ -1,0 +1,303 @@
+// photon_std (also spelled photon::std): std::thread, std::mutex,
+// std::condition_variable and std::this_thread on photon coroutines, so that
+// code written against the standard ones runs on coroutines by changing the
+// namespace only. Errors are logged and thrown as std::system_error, as the
+// standard classes do.
+//
+// photon::std is an alias of photon_std; everything it does not redefine
+// resolves to ::std, so `std::vector` still works inside namespace photon.
+// Caveat: a translation unit that has `using namespace photon;` at global
+// scope and names `std::` unqualified sees two `std`s; define
+// PHOTON_NO_STD_ALIAS before including this header (and use photon_std::).
+#pragma once
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <ostream>
+#include <system_error>
+#include <utility>
+
+#include <photon/photon.h>
+#include <photon/thread/thread-local.h>
+#include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
+
+namespace photon_std {
+
+using namespace ::std;  // everything not redefined below
+
+using cv_status = ::std::cv_status;
+using defer_lock_t = ::std::defer_lock_t;
+using try_to_lock_t = ::std::try_to_lock_t;
+using adopt_lock_t = ::std::adopt_lock_t;
+
+namespace detail {
+
+[[noreturn]] void throw_error(int err, const char* what);
+
+// Microseconds from now to `d` for photon's sleeps: <= 0 is 0, huge is -1.
+template <class Rep, class Period>
+uint64_t to_us(const ::std::chrono::duration<Rep, Period>& d) {
+    using namespace ::std::chrono;
+    if (d <= d.zero()) return 0;
+    constexpr auto century = hours(24 * 365 * 100);
+    if (d > duration_cast<duration<Rep, Period>>(century)) return UINT64_MAX;
+    auto us = duration_cast<microseconds>(d);
+    if (us < d) us += microseconds(1);  // never wake early
+    return (uint64_t)us.count();
+}
+
+template <class Clock, class Duration>
+uint64_t until_us(const ::std::chrono::time_point<Clock, Duration>& t) {
+    return to_us(t - Clock::now());
+}
+
+}  // namespace detail
+
+class thread {
+public:
+    class id {
+    public:
+        id() noexcept = default;
+        explicit id(photon::thread* th) noexcept : m_th(th) {}
+        uint64_t value() const noexcept { return (uint64_t)(uintptr_t)m_th; }
+        bool operator==(const id& r) const noexcept { return m_th == r.m_th; }
+        bool operator!=(const id& r) const noexcept { return m_th != r.m_th; }
+        bool operator<(const id& r) const noexcept { return value() < r.value(); }
+        friend ::std::ostream& operator<<(::std::ostream& os, const id& x) {
+            return os << (void*)x.m_th;
+        }
+
+    private:
+        photon::thread* m_th = nullptr;
+    };
+
+    thread() noexcept = default;
+    template <typename Function, typename... Args>
+    explicit thread(Function&& f, Args&&... args) {
+        m_th = photon::thread_create11(::std::forward<Function>(f), ::std::forward<Args>(args)...);
+        if (!m_th) detail::throw_error(errno, "photon_std::thread: cannot create");
+        photon::thread_enable_join(m_th);
+    }
+    thread(thread&& r) noexcept : m_th(r.m_th) { r.m_th = nullptr; }
+    thread& operator=(thread&& r) noexcept {
+        if (joinable()) ::std::terminate();
+        m_th = r.m_th;
+        r.m_th = nullptr;
+        return *this;
+    }
+    thread(const thread&) = delete;
+    thread& operator=(const thread&) = delete;
+    ~thread() {
+        if (joinable()) ::std::terminate();
+    }
+
+    bool joinable() const noexcept { return m_th != nullptr; }
+    id get_id() const noexcept { return id(m_th); }
+    static unsigned int hardware_concurrency() noexcept { return photon::get_vcpu_num(); }
+    void join();
+    void detach();
+    void swap(thread& r) noexcept { ::std::swap(m_th, r.m_th); }
+
+private:
+    photon::thread* m_th = nullptr;
+};
+
+class mutex : public photon::mutex {
+public:
+    using photon::mutex::mutex;
+    void lock() {
+        int ret;
+        while ((ret = photon::mutex::lock()) < 0 && errno != EDEADLK) {
+        }
+        if (ret < 0) detail::throw_error(errno, "photon_std::mutex::lock");
+    }
+    bool try_lock() { return photon::mutex::try_lock() == 0; }
+    template <class Rep, class Period>
+    bool try_lock_for(const ::std::chrono::duration<Rep, Period>& d) {
+        return photon::mutex::lock(detail::to_us(d)) == 0;
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const ::std::chrono::time_point<Clock, Duration>& t) {
+        return photon::mutex::lock(detail::until_us(t)) == 0;
+    }
+};
+
+using timed_mutex = mutex;
+
+class recursive_mutex : public photon::recursive_mutex {
+public:
+    void lock() {
+        while (photon::recursive_mutex::lock() < 0) {
+        }
+    }
+    bool try_lock() { return photon::recursive_mutex::try_lock() == 0; }
+};
+
+template <class Mutex>
+class lock_guard : public photon::locker<Mutex> {
+public:
+    explicit lock_guard(Mutex& m) : photon::locker<Mutex>(&m) {}
+    lock_guard(Mutex& m, adopt_lock_t) : photon::locker<Mutex>(&m, 0) { this->m_locked = true; }
+};
+
+template <class Mutex>
+class unique_lock {
+public:
+    using mutex_type = Mutex;
+
+    unique_lock() noexcept = default;
+    explicit unique_lock(Mutex& m) : m_mutex(&m) { lock(); }
+    unique_lock(Mutex& m, defer_lock_t) noexcept : m_mutex(&m) {}
+    unique_lock(Mutex& m, try_to_lock_t) : m_mutex(&m) { try_lock(); }
+    unique_lock(Mutex& m, adopt_lock_t) noexcept : m_mutex(&m), m_owns(true) {}
+    template <class Rep, class Period>
+    unique_lock(Mutex& m, const ::std::chrono::duration<Rep, Period>& d) : m_mutex(&m) {
+        try_lock_for(d);
+    }
+    template <class Clock, class Duration>
+    unique_lock(Mutex& m, const ::std::chrono::time_point<Clock, Duration>& t) : m_mutex(&m) {
+        try_lock_until(t);
+    }
+    unique_lock(unique_lock&& r) noexcept : m_mutex(r.m_mutex), m_owns(r.m_owns) {
+        r.m_mutex = nullptr;
+        r.m_owns = false;
+    }
+    unique_lock& operator=(unique_lock&& r) noexcept {
+        if (m_owns) m_mutex->unlock();
+        m_mutex = r.m_mutex;
+        m_owns = r.m_owns;
+        r.m_mutex = nullptr;
+        r.m_owns = false;
+        return *this;
+    }
+    unique_lock(const unique_lock&) = delete;
+    unique_lock& operator=(const unique_lock&) = delete;
+    ~unique_lock() {
+        if (m_owns) m_mutex->unlock();
+    }
+
+    void lock() {
+        check_lockable();
+        m_mutex->lock();
+        m_owns = true;
+    }
+    bool try_lock() {
+        check_lockable();
+        return m_owns = m_mutex->try_lock();
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const ::std::chrono::duration<Rep, Period>& d) {
+        check_lockable();
+        return m_owns = m_mutex->try_lock_for(d);
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const ::std::chrono::time_point<Clock, Duration>& t) {
+        check_lockable();
+        return m_owns = m_mutex->try_lock_until(t);
+    }
+    void unlock() {
+        if (!m_owns) detail::throw_error(EPERM, "photon_std::unique_lock::unlock: not owned");
+        m_mutex->unlock();
+        m_owns = false;
+    }
+    void swap(unique_lock& r) noexcept {
+        ::std::swap(m_mutex, r.m_mutex);
+        ::std::swap(m_owns, r.m_owns);
+    }
+    Mutex* release() noexcept {
+        Mutex* m = m_mutex;
+        m_mutex = nullptr;
+        m_owns = false;
+        return m;
+    }
+    Mutex* mutex() const noexcept { return m_mutex; }
+    bool owns_lock() const noexcept { return m_owns; }
+    explicit operator bool() const noexcept { return m_owns; }
+
+private:
+    void check_lockable() {
+        if (!m_mutex) detail::throw_error(EPERM, "photon_std::unique_lock: no mutex");
+        if (m_owns) detail::throw_error(EDEADLK, "photon_std::unique_lock: already owned");
+    }
+    Mutex* m_mutex = nullptr;
+    bool m_owns = false;
+};
+
+class condition_variable : public photon::condition_variable {
+public:
+    void notify_one() noexcept { photon::condition_variable::notify_one(); }
+    void notify_all() noexcept { photon::condition_variable::notify_all(); }
+
+    void wait(unique_lock<mutex>& lock) { wait_us(lock, UINT64_MAX); }
+    template <class Predicate>
+    void wait(unique_lock<mutex>& lock, Predicate pred) {
+        while (!pred()) wait(lock);
+    }
+    template <class Rep, class Period>
+    cv_status wait_for(unique_lock<mutex>& lock, const ::std::chrono::duration<Rep, Period>& d) {
+        return wait_us(lock, detail::to_us(d));
+    }
+    template <class Rep, class Period, class Predicate>
+    bool wait_for(unique_lock<mutex>& lock, const ::std::chrono::duration<Rep, Period>& d,
+                  Predicate pred) {
+        return wait_until(lock, ::std::chrono::steady_clock::now() + d, ::std::move(pred));
+    }
+    template <class Clock, class Duration>
+    cv_status wait_until(unique_lock<mutex>& lock,
+                         const ::std::chrono::time_point<Clock, Duration>& t) {
+        wait_us(lock, detail::until_us(t));
+        return Clock::now() < t ? cv_status::no_timeout : cv_status::timeout;
+    }
+    template <class Clock, class Duration, class Predicate>
+    bool wait_until(unique_lock<mutex>& lock, const ::std::chrono::time_point<Clock, Duration>& t,
+                    Predicate pred) {
+        while (!pred())
+            if (wait_until(lock, t) == cv_status::timeout) return pred();
+        return true;
+    }
+
+private:
+    cv_status wait_us(unique_lock<mutex>& lock, uint64_t us) {
+        if (!lock.owns_lock()) detail::throw_error(EPERM, "condition_variable::wait: not locked");
+        int ret = photon::condition_variable::wait(*static_cast<photon::mutex*>(lock.mutex()), us);
+        return ret < 0 && errno == ETIMEDOUT ? cv_status::timeout : cv_status::no_timeout;
+    }
+};
+
+namespace this_thread {
+
+inline void yield() noexcept { photon::thread_yield(); }
+inline thread::id get_id() noexcept { return thread::id(photon::CURRENT); }
+template <class Rep, class Period>
+inline void sleep_for(const ::std::chrono::duration<Rep, Period>& d) {
+    photon::thread_usleep(detail::to_us(d));
+}
+template <class Clock, class Duration>
+inline void sleep_until(const ::std::chrono::time_point<Clock, Duration>& t) {
+    photon::thread_usleep(detail::until_us(t));
+}
+
+}  // namespace this_thread
+
+inline void swap(thread& a, thread& b) noexcept { a.swap(b); }
+
+}  // namespace photon_std
+
+#ifndef PHOTON_NO_STD_ALIAS
+namespace photon {
+namespace std = ::photon_std;
+}
+#endif
+
+namespace std {
+template <>
+struct hash<photon_std::thread::id> {
+    size_t operator()(const photon_std::thread::id& x) const noexcept {
+        return hash<uint64_t>()(x.value());
+    }
+};
+}  // namespace std

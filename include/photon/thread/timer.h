@@ -1,0 +1,47 @@
+// Timer: a coroutine of its own that calls on_timer() after each timeout.
+// on_timer's return value is the next timeout in us (0: the default one).
+// Create, reset, cancel, stop and destroy it on the vCPU that created it.
+#pragma once
+
+#include <cstdint>
+
+#include <photon/common/callback.h>
+#include <photon/thread/thread.h>
+
+namespace photon {
+
+class Timer {
+public:
+    using Entry = Delegate<uint64_t>;
+
+    // Fires after default_timeout us, repeatedly unless !repeating (then once,
+    // until reset() re-arms it).
+    Timer(uint64_t default_timeout, Entry on_timer, bool repeating = true,
+          uint64_t stack_size = DEFAULT_STACK_SIZE);
+    Timer(const Timer&) = delete;
+    Timer& operator=(const Timer&) = delete;
+    ~Timer();
+
+    // Restarts the wait with new_timeout us (-1: the default timeout).
+    // 0, or -1 if the timer is not waiting (running on_timer, or stopped).
+    int reset(uint64_t new_timeout = -1);
+    // Disarms the timer until reset(). 0, or -1 as reset().
+    int cancel();
+    // Ends the timer coroutine and waits for it (unless called from on_timer).
+    int stop();
+
+protected:
+    static void* stub(void* self);
+    void run();
+
+    thread* m_th = nullptr;
+    Entry m_on_timer;
+    uint64_t m_default_timeout;
+    uint64_t m_timeout;
+    bool m_repeating;
+    bool m_waiting = false;
+    bool m_stopping = false;
+    bool m_joined = false;
+};
+
+}  // namespace photon

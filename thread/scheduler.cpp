@@ -1,0 +1,258 @@
+// Switching, sleeping, waking and idling: the hot paths of the scheduler.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include "arch/context.h"
+#include "fiber_annotations.h"
+#include "vcpu.h"
+
+namespace photon {
+
+__thread thread* CURRENT = nullptr;
+
+namespace {
+
+// Clock and timers are checked every this many switches, so coroutines that
+// only switch among themselves never starve sleepers for long.
+constexpr uint64_t kMaintenanceMask = 63;
+
+inline void before_switch(thread* from, thread* to, bool from_dies) {
+#ifdef PHOTON_ASAN
+    __sanitizer_start_switch_fiber(from_dies ? nullptr : &from->asan_fake_stack, to->stack_lo,
+                                   (size_t)(to->stack_hi - to->stack_lo));
+#endif
+#ifdef PHOTON_TSAN
+    __tsan_switch_to_fiber(to->tsan_fiber, 0);
+#endif
+}
+
+inline void after_switch(thread* self) {
+#ifdef PHOTON_ASAN
+    __sanitizer_finish_switch_fiber(self->asan_fake_stack, nullptr, nullptr);
+#endif
+}
+
+// Switches from `from` (already accounted for) to `to`, the new front.
+inline void switch_to(vcpu_t* v, thread* from, thread* to) {
+    to->state = RUNNING;
+    CURRENT = to;
+    if ((++v->switch_count & kMaintenanceMask) == 0) vcpu_maintenance(v);
+    before_switch(from, to, false);
+    arch::photon_switch_context(&from->sp, to->sp);
+    after_switch(from);
+}
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeout_us) {
+    struct timespec ts, *pts = nullptr;
+    if (timeout_us != UINT64_MAX) {
+        ts.tv_sec = (time_t)(timeout_us / 1000000);
+        ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
+        pts = &ts;
+    }
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, pts, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t>* word) {
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+void drain_standby(vcpu_t* v) {
+    if (!v->has_standby.load(std::memory_order_acquire)) return;
+    v->standby_lock.lock();
+    intrusive_list<thread> list;
+    list.splice(v->standby);
+    v->has_standby.store(false, std::memory_order_relaxed);
+    v->standby_lock.unlock();
+    while (thread* th = list.pop_front()) {
+        th->lock.lock();
+        v->sleepq.erase(th);
+        if (th->flags & TF_MIGRATING) {
+            th->flags &= ~TF_MIGRATING;
+            v->nthreads++;
+        }
+        th->state = READY;
+        v->rq.push_back(th);
+        th->lock.unlock();
+    }
+}
+
+void fire_timers(vcpu_t* v) {
+    while (thread* th = v->sleepq.front()) {
+        if (th->deadline > now) break;
+        v->sleepq.pop_front();
+        th->lock.lock();
+        if (th->state == SLEEPING) {  // else STANDBY: drain_standby owns it
+            th->error_number = kTimedOut;
+            th->state = READY;
+            v->rq.push_back(th);
+        }
+        th->lock.unlock();
+    }
+}
+
+// Blocks the OS thread until the run queue has work. Runs on the stack of
+// whichever coroutine went to sleep last.
+void idle_until_runnable(vcpu_t* v) {
+    while (v->rq.empty()) {
+        vcpu_maintenance(v);
+        if (!v->rq.empty()) return;
+        uint64_t deadline = v->sleepq.next_deadline();
+        uint64_t timeout = deadline == UINT64_MAX ? UINT64_MAX : deadline - now;
+        uint32_t seen = v->futex_word.load(std::memory_order_acquire);
+        // Publish "asleep" before the last look at standby; a waker publishes
+        // standby before looking at "asleep": one of the two sees the other.
+        v->idle_sleeping.store(true, std::memory_order_seq_cst);
+        if (!v->has_standby.load(std::memory_order_seq_cst)) {
+            if (v->engine.wait)
+                v->engine.wait(v->engine.ctx, timeout);
+            else
+                futex_wait(&v->futex_word, seen, timeout);
+        }
+        v->idle_sleeping.store(false, std::memory_order_relaxed);
+    }
+}
+
+void notify_vcpu(vcpu_t* v) {
+    if (!v->idle_sleeping.load(std::memory_order_seq_cst)) return;  // it will look anyway
+    if (v->engine.notify) {
+        v->engine.notify(v->engine.ctx);
+    } else {
+        v->futex_word.fetch_add(1, std::memory_order_release);
+        futex_wake(&v->futex_word);
+    }
+}
+
+}  // namespace
+
+void vcpu_maintenance(vcpu_t* v) {
+    __update_now();
+    fire_timers(v);
+    drain_standby(v);
+}
+
+void make_ready_locked(thread* th, int err) {
+    th->error_number = err;
+    vcpu_t* v = th->vcpu;
+    if (CURRENT && CURRENT->vcpu == v) {
+        v->sleepq.erase(th);
+        th->state = READY;
+        v->rq.push_back(th);
+        return;
+    }
+    th->state = STANDBY;
+    v->standby_lock.lock();
+    v->standby.push_back(th);
+    v->has_standby.store(true, std::memory_order_seq_cst);
+    v->standby_lock.unlock();
+    notify_vcpu(v);
+}
+
+// Hands the vCPU to the next runnable coroutine after `self` left the run
+// queue; returns when `self` is resumed.
+static void switch_out(vcpu_t* v, thread* self) {
+    if (v->rq.empty()) idle_until_runnable(v);
+    thread* next = v->rq.front();
+    if (next == self) {  // woken while idling on our own stack
+        self->state = RUNNING;
+        return;
+    }
+    switch_to(v, self, next);
+}
+
+int sleep_current(uint64_t deadline, defer_func defer, void* arg) {
+    thread* self = CURRENT;
+    vcpu_t* v = self->vcpu;
+    self->lock.lock();
+    if (self->flags & TF_SHUTDOWN) {
+        uint64_t cap = now + 10 * 1000;
+        if (deadline > cap) deadline = cap;
+    }
+    self->error_number = -1;
+    self->state = SLEEPING;
+    if (deadline != UINT64_MAX) {
+        self->deadline = deadline;
+        v->sleepq.push(self);
+    }
+    self->lock.unlock();
+    v->rq.erase(self);
+    if (defer) defer(arg);
+    switch_out(v, self);
+    int e = self->error_number;
+    self->error_number = -1;
+    return e;
+}
+
+int thread_yield() {
+    thread* self = CURRENT;
+    if (!self) return 0;
+    vcpu_t* v = self->vcpu;
+    thread* next = self->next();
+    if (next == self) {
+        vcpu_maintenance(v);
+        next = self->next();
+    }
+    if (next != self) {
+        v->rq.node = next;
+        self->state = READY;
+        switch_to(v, self, next);
+    }
+    int e = self->error_number;
+    if (e > 0) {
+        self->error_number = -1;
+        return e;
+    }
+    return 0;
+}
+
+int thread_yield_to(thread* th) {
+    thread* self = CURRENT;
+    if (!th) return thread_yield();
+    if (!self) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (th == self) {
+        __update_now();
+        return 0;
+    }
+    vcpu_t* v = self->vcpu;
+    if (th->vcpu != v || th->state != READY) {
+        errno = EINVAL;
+        return -1;
+    }
+    v->rq.erase(th);
+    self->insert_after(th);
+    v->rq.node = th;
+    self->state = READY;
+    switch_to(v, self, th);
+    return 0;
+}
+
+void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* arg, bool dies) {
+    v->rq.erase(self);
+    if (v->rq.empty()) idle_until_runnable(v);
+    thread* next = v->rq.front();
+    next->state = RUNNING;
+    CURRENT = next;
+    ++v->switch_count;
+    before_switch(self, next, dies);
+    arch::photon_switch_context_hook(&self->sp, next->sp, hook, arg);
+    after_switch(self);
+}
+
+void wake_wait_all(vcpu_t* v) {
+    thread* w = v->wait_all_waiter;
+    if (w && v->nthreads == 1) {
+        v->wait_all_waiter = nullptr;
+        w->lock.lock();
+        if (w->state == SLEEPING) make_ready_locked(w, 0);
+        w->lock.unlock();
+    }
+}
+
+void notify_vcpu_public(vcpu_t* v) { notify_vcpu(v); }
+
+}  // namespace photon

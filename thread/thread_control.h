@@ -1,0 +1,81 @@
+// The coroutine control block. It lives at the top of the coroutine's own
+// stack (no separate allocation), just below a random gap that keeps the hot
+// fields of different coroutines out of the same cache sets. Private header.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <photon/common/list.h>
+#include <photon/thread/thread.h>
+
+namespace photon {
+
+struct vcpu_t;
+struct stack_block;
+
+// Flag bits of thread::flags.
+constexpr uint32_t TF_JOINABLE = 1;
+constexpr uint32_t TF_SHUTDOWN = 2;
+constexpr uint32_t TF_MAIN = 4;       // the OS thread's own stack: not freed
+constexpr uint32_t TF_MIGRATING = 8;  // in another vCPU's standby, to be adopted
+
+// An atomic with relaxed loads and stores, for fields that other vCPUs peek
+// at without ordering needs (the lock that guards transitions orders them).
+template <typename T>
+class relaxed {
+public:
+    relaxed(T v = T()) : v_(v) {}
+    operator T() const { return v_.load(std::memory_order_relaxed); }
+    relaxed& operator=(T v) {
+        v_.store(v, std::memory_order_relaxed);
+        return *this;
+    }
+
+private:
+    std::atomic<T> v_;
+};
+
+struct thread : intrusive_list_node<thread> {  // run queue / standby links
+    void* sp = nullptr;                        // saved context while not running
+    vcpu_t* vcpu = nullptr;
+    relaxed<states> state = READY;
+    // Pending interrupt errno (-1 = none). Written under `lock` or by the owner.
+    relaxed<int> error_number = -1;
+    uint32_t flags = 0;
+    spinlock lock;  // guards state transitions against other vCPUs
+
+    // Sleep queue: absolute deadline on `now` and index in the vCPU's heap.
+    uint64_t deadline = UINT64_MAX;
+    int32_t heap_index = -1;
+
+    // Wait queue links (a sleeping lock's waitq), and what the waiter wants
+    // from it (semaphore units, rwlock mode).
+    waitq* wq = nullptr;
+    thread* wq_prev = nullptr;
+    thread* wq_next = nullptr;
+    uint64_t wait_arg = 0;
+
+    thread_entry start = nullptr;
+    void* arg = nullptr;
+    void* retval = nullptr;
+    thread* joiner = nullptr;
+
+    // Stack: the usable range [stack_lo, stack_hi) and the allocation.
+    char* stack_lo = nullptr;
+    char* stack_hi = nullptr;
+    stack_block* stack = nullptr;
+    char* reserved = nullptr;
+    uint32_t reserved_size = 0;
+
+    void* tls = nullptr;  // coroutine-local values (thread-key.cpp)
+
+#if defined(__SANITIZE_ADDRESS__) || defined(PHOTON_ASAN)
+    void* asan_fake_stack = nullptr;
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(PHOTON_TSAN)
+    void* tsan_fiber = nullptr;
+#endif
+};
+
+}  // namespace photon

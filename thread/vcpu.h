@@ -1,0 +1,89 @@
+// One scheduler per OS thread ("vCPU") and the scheduler primitives the rest of
+// thread/ builds on. Private header.
+//
+// The run queue is a ring through the running coroutine: its front is the one
+// running now, so a yield just advances the front. A sleeping coroutine leaves
+// the ring; if the ring runs empty, the coroutine that goes to sleep waits
+// for work on its own stack (no idle coroutine, so a lone coroutine woken by
+// I/O resumes without any switch). Wakeups from other OS threads go through
+// the `standby` list, which only the owning vCPU drains.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <photon/common/list.h>
+#include <photon/thread/thread.h>
+
+#include "sleep_queue.h"
+#include "stack_pool.h"
+#include "thread_control.h"
+
+namespace photon {
+
+// How a vCPU blocks when it has nothing to run: the seam where io/ plugs in
+// an event engine. wait() blocks up to timeout_us (UINT64_MAX: no limit) or
+// until notify() and may wake coroutines meanwhile; notify() may be called
+// from any OS thread.
+struct idle_engine {
+    void* ctx = nullptr;
+    int (*wait)(void* ctx, uint64_t timeout_us) = nullptr;
+    void (*notify)(void* ctx) = nullptr;
+};
+
+// thread::error_number of a sleeper woken by its deadline.
+constexpr int kTimedOut = -2;
+
+struct vcpu_t : vcpu_base {
+    thread* main = nullptr;  // the OS thread's own context
+    intrusive_list<thread> rq;
+    sleep_queue sleepq;
+    stack_pool stacks;
+    uint32_t nthreads = 0;  // alive coroutines, main included
+    thread* wait_all_waiter = nullptr;
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    int id = 0;
+
+    spinlock standby_lock;
+    intrusive_list<thread> standby;
+    std::atomic<bool> has_standby{false};
+    std::atomic<bool> idle_sleeping{false};
+    std::atomic<uint32_t> futex_word{0};
+    idle_engine engine;
+
+    ~vcpu_t() {
+        rq.release();
+        standby.release();
+    }
+};
+
+inline vcpu_t* current_vcpu() { return CURRENT ? CURRENT->vcpu : nullptr; }
+
+// Makes sleeping `th` runnable with `err` as its wakeup result; th->lock is
+// held by the caller. Works from any OS thread.
+void make_ready_locked(thread* th, int err);
+
+// Wakes `th` with `err` if it sleeps; no effect otherwise.
+inline void wake_sleeper(thread* th, int err) {
+    th->lock.lock();
+    if (th->state == SLEEPING) make_ready_locked(th, err);
+    th->lock.unlock();
+}
+
+// Puts CURRENT to sleep until `deadline` (absolute, on `now`) or a wakeup;
+// runs defer(arg) once committed. Returns the wakeup result: 0, an errno
+// value, or kTimedOut.
+int sleep_current(uint64_t deadline, defer_func defer, void* arg);
+
+// Takes `self` (RUNNING) off the run queue and switches to the next
+// coroutine, which first runs hook(arg) on its own stack. Returns when `self`
+// is resumed (never if `dies`).
+void switch_out_hooked(vcpu_t* v, thread* self, void (*hook)(void*), void* arg, bool dies);
+
+// Wakes the wait_all() waiter once only it is left.
+void wake_wait_all(vcpu_t* v);
+
+// Refreshes `now`; runs expired timers and drains standby into the run queue.
+void vcpu_maintenance(vcpu_t* v);
+
+}  // namespace photon
