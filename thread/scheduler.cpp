@@ -37,7 +37,6 @@ inline void after_switch(thread* self) {
 
 // Switches from `from` (already accounted for) to `to`, the new front.
 inline void switch_to(vcpu_t* v, thread* from, thread* to) {
-    to->state = RUNNING;
     CURRENT = to;
     if ((++v->switch_count & kMaintenanceMask) == 0) vcpu_maintenance(v);
     before_switch(from, to, false);
@@ -155,10 +154,7 @@ void make_ready_locked(thread* th, int err) {
 static void switch_out(vcpu_t* v, thread* self) {
     if (v->rq.empty()) idle_until_runnable(v);
     thread* next = v->rq.front();
-    if (next == self) {  // woken while idling on our own stack
-        self->state = RUNNING;
-        return;
-    }
+    if (next == self) return;  // woken while idling on our own stack
     switch_to(v, self, next);
 }
 
@@ -196,7 +192,6 @@ int thread_yield() {
     }
     if (next != self) {
         v->rq.node = next;
-        self->state = READY;
         switch_to(v, self, next);
     }
     int e = self->error_number;
@@ -226,7 +221,6 @@ int thread_yield_to(thread* th) {
     v->rq.erase(th);
     self->insert_after(th);
     v->rq.node = th;
-    self->state = READY;
     switch_to(v, self, th);
     return 0;
 }
@@ -235,7 +229,6 @@ void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* a
     v->rq.erase(self);
     if (v->rq.empty()) idle_until_runnable(v);
     thread* next = v->rq.front();
-    next->state = RUNNING;
     CURRENT = next;
     ++v->switch_count;
     before_switch(self, next, dies);

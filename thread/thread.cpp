@@ -134,7 +134,11 @@ void thread_exit(void* retval) {
     thread_die(CURRENT, retval);
 }
 
-states thread_stat(thread* th) { return th ? (states)th->state : DONE; }
+states thread_stat(thread* th) {
+    if (!th) return DONE;
+    if (th == CURRENT) return RUNNING;
+    return (states)th->state;  // the running coroutine of another vCPU shows READY
+}
 
 join_handle* thread_enable_join(thread* th, bool flag) {
     if (!th) LOG_ERROR_RETURN(EINVAL, nullptr, "thread_enable_join: null thread");

@@ -39,6 +39,8 @@ private:
 struct thread : intrusive_list_node<thread> {  // run queue / standby links
     void* sp = nullptr;                        // saved context while not running
     vcpu_t* vcpu = nullptr;
+    // READY while in a run queue (running or not), else SLEEPING, STANDBY
+    // (being handed to its vCPU) or DONE.
     relaxed<states> state = READY;
     // Pending interrupt errno (-1 = none). Written under `lock` or by the owner.
     relaxed<int> error_number = -1;

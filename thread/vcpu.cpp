@@ -83,7 +83,6 @@ int vcpu_init(uint64_t flags) {
     auto main = new thread;
     main->flags = TF_MAIN;
     main->vcpu = v;
-    main->state = RUNNING;
     set_main_stack_bounds(main);
 #ifdef PHOTON_TSAN
     main->tsan_fiber = __tsan_get_current_fiber();

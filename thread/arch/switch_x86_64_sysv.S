@@ -66,9 +66,15 @@ photon_switch_context:
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
     movq    %rsp, (%rdi)        /* *from = old context */
+    movl    (%rsp), %eax        /* keep our FP control to compare: loading */
+    movzwl  4(%rsp), %edx       /* MXCSR/CW is slow, and usually a no-op */
     movq    %rsi, %rsp          /* now on the new stack */
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
+    cmpl    (%rsp), %eax
+    jne     1f
+    cmpw    4(%rsp), %dx
+    jne     1f
+2:
+    .cfi_remember_state         /* the full frame, for the code at 1: */
     addq    $8, %rsp
     .cfi_adjust_cfa_offset -8
     popq    %r15
@@ -90,6 +96,11 @@ photon_switch_context:
     .cfi_adjust_cfa_offset -8
     .cfi_restore %rbp
     ret                         /* into the new context's caller */
+1:
+    .cfi_restore_state
+    ldmxcsr (%rsp)              /* the new context runs another FP mode */
+    fldcw   4(%rsp)
+    jmp     2b
     .cfi_endproc
     .size   photon_switch_context, .-photon_switch_context
 

@@ -41,7 +41,7 @@ typedef void (*defer_func)(void*);
 const uint64_t DEFAULT_STACK_SIZE = 8 * 1024 * 1024;
 
 // The running coroutine of this OS thread; nullptr if it is not a vCPU.
-extern __thread thread* CURRENT;
+extern __thread thread* CURRENT __attribute__((tls_model("initial-exec")));
 
 constexpr int RLOCK = 0x1000;
 constexpr int WLOCK = 0x2000;
