@@ -68,10 +68,7 @@ void drain_standby(vcpu_t* v) {
     while (thread* th = list.pop_front()) {
         th->lock.lock();
         v->sleepq.erase(th);
-        if (th->flags & TF_MIGRATING) {
-            th->flags &= ~TF_MIGRATING;
-            v->nthreads++;
-        }
+        th->flags &= ~TF_MIGRATING;
         th->state = READY;
         v->rq.push_back(th);
         th->lock.unlock();
@@ -225,9 +222,37 @@ int thread_yield_to(thread* th) {
     return 0;
 }
 
+namespace {
+
+constexpr uint64_t kBounceStackSize = 64 * 1024;
+
+// The bounce coroutine: switched to when a coroutine must leave its stack
+// (it ends or migrates) and nothing else can run, so that the hook runs at
+// once, on the bounce's stack, which then idles. Not counted in nthreads.
+void* bounce_entry(void*) {
+    while (true) sleep_current(UINT64_MAX, nullptr, nullptr);
+}
+
+bool wake_bounce(vcpu_t* v) {
+    if (!v->bounce) {
+        v->bounce = thread_create(&bounce_entry, nullptr, kBounceStackSize, 0, 0);
+        if (!v->bounce) return false;
+        v->nthreads--;
+        return true;  // created READY
+    }
+    v->bounce->state = READY;
+    v->rq.push_back(v->bounce);
+    return true;
+}
+
+}  // namespace
+
 void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* arg, bool dies) {
+    if (self->single() && !wake_bounce(v)) {
+        v->rq.erase(self);
+        idle_until_runnable(v);  // no stack for the bounce: wait here instead
+    }
     v->rq.erase(self);
-    if (v->rq.empty()) idle_until_runnable(v);
     thread* next = v->rq.front();
     CURRENT = next;
     ++v->switch_count;

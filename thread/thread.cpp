@@ -20,6 +20,7 @@ void thread_key_run_destructors(thread* th);
 namespace {
 
 constexpr uint64_t kMinStackSize = 16 * 1024;
+constexpr uint64_t kMaxStackSize = 1ULL << 40;  // keeps page rounding from overflowing
 constexpr size_t kCacheLine = 64;
 // The control block sits up to this far below the stack top, at random.
 constexpr uint64_t kRandomGapLines = 32;
@@ -43,9 +44,10 @@ void on_dead(void* arg) {
     dead->state = DONE;
     if (dead->flags & TF_JOINABLE) {
         // The joiner frees it; publish DONE only now that its stack is idle.
-        thread* j = dead->joiner;
+        // Wake before unlocking: once the joiner sees DONE it may return and
+        // end, and its control block must not be touched after that.
+        if (thread* j = dead->joiner) wake_sleeper(j, 0);
         dead->lock.unlock();
-        if (j) wake_sleeper(j, 0);
         return;
     }
     dead->lock.unlock();
@@ -94,6 +96,8 @@ thread* thread_create(thread_entry start, void* arg, uint64_t stack_size, uint32
     if (!start) LOG_ERROR_RETURN(EINVAL, nullptr, "thread_create: null entry");
     if (stack_size == 0) stack_size = DEFAULT_STACK_SIZE;
     if (stack_size < kMinStackSize) stack_size = kMinStackSize;
+    if (stack_size > kMaxStackSize)
+        LOG_ERROR_RETURN(ENOMEM, nullptr, "thread_create: stack_size ` is too large", stack_size);
     if (reserved_space > stack_size / 2)
         LOG_ERROR_RETURN(EINVAL, nullptr, "thread_create: reserved_space ` > stack_size/2",
                          reserved_space);
@@ -265,8 +269,8 @@ int thread_interrupt(thread* th, int error_number) {
             return -1;
         case STANDBY:  // already being woken
             return 0;
-        default:  // READY or RUNNING: seen by its next thread_yield()
-            if (error_number > 0) th->error_number = error_number;
+        default:  // READY: seen by its next thread_yield(); the caller itself: none
+            if (error_number > 0 && th != CURRENT) th->error_number = error_number;
             return 0;
     }
 }
@@ -316,10 +320,11 @@ int thread_stack_stat(thread* th, stack_stat* out) {
         return -1;
     }
     const size_t ps = page_size();
-    size_t pages = (size_t)(th->stack_hi - th->stack_lo) / ps;
-    std::vector<unsigned char> vec(pages + 1);
     char* lo = th->stack_lo;
-    if (mincore(lo, (size_t)(th->stack_hi - lo), vec.data()) < 0) return -1;
+    char* hi = th->stack->base + th->stack->total;  // page-aligned end of the mapping
+    size_t pages = (size_t)(hi - lo) / ps;
+    std::vector<unsigned char> vec(pages);
+    if (mincore(lo, (size_t)(hi - lo), vec.data()) < 0) return -1;
     size_t lowest = pages;
     for (size_t i = 0; i < pages; i++)
         if (vec[i] & 1) {

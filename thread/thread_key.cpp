@@ -90,6 +90,7 @@ void* thread_getspecific(thread_key_t key) {
     if (!th || !decode(key, &slot, &gen)) return nullptr;
     auto b = static_cast<tls_block*>(th->tls);
     if (!b || slot >= b->size || b->entries[slot].generation != gen) return nullptr;
+    if (g_keys[slot].generation != gen) return nullptr;  // deleted since
     return b->entries[slot].value;
 }
 

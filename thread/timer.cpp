@@ -13,7 +13,10 @@ Timer::Timer(uint64_t default_timeout, Entry on_timer, bool repeating, uint64_t 
       m_timeout(default_timeout),
       m_repeating(repeating) {
     m_th = thread_create(&Timer::stub, this, stack_size, 0, THREAD_JOINABLE);
-    if (!m_th) LOG_ERROR("Timer: cannot create its coroutine ", ERRNO());
+    if (!m_th)
+        LOG_ERROR("Timer: cannot create its coroutine ", ERRNO());
+    else
+        thread_yield_to(m_th);  // armed (waiting) when the constructor returns
 }
 
 Timer::~Timer() { stop(); }

@@ -120,6 +120,12 @@ int vcpu_fini() {
     vcpu_t* v = self->vcpu;
     wait_all();
     thread_key_run_destructors(self);
+    if (thread* b = v->bounce) {  // asleep for good; only its stack is left
+#ifdef PHOTON_TSAN
+        __tsan_destroy_fiber(b->tsan_fiber);
+#endif
+        v->stacks.put(b->stack);
+    }
     // Remote wakeups that raced with the last exits land here; nobody is left.
     v->rq.erase(self);
     CURRENT = nullptr;
@@ -138,7 +144,7 @@ uint64_t get_info(uint64_t type, vcpu_base* vb) {
         errno = ENOSYS;
         return -1;
     }
-    if (type == INFO_THREAD_NUM) return v->nthreads;
+    if (type == INFO_THREAD_NUM) return v->nthreads.load(std::memory_order_relaxed);
     if (v != current_vcpu()) {  // queues belong to their vCPU
         errno = EINVAL;
         return -1;
@@ -151,7 +157,7 @@ uint64_t get_info(uint64_t type, vcpu_base* vb) {
             p = p->next();
         } while (p != f);
     }
-    uint64_t standby = 0;
+    uint64_t standby = 0;  // woken, not yet back in the run queue
     v->standby_lock.lock();
     if (thread* f = v->standby.front()) {
         thread* p = f;
@@ -161,13 +167,14 @@ uint64_t get_info(uint64_t type, vcpu_base* vb) {
         } while (p != f);
     }
     v->standby_lock.unlock();
+    uint64_t n = v->nthreads.load(std::memory_order_relaxed);
     switch (type) {
         case INFO_RUNNABLE_THREAD_NUM:
             return runnable;
         case INFO_STANDBY_THREAD_NUM:
             return standby;
         case INFO_SLEEPING_THREAD_NUM:
-            return v->nthreads - runnable - standby;
+            return n > runnable + standby ? n - runnable - standby : 0;
         default:
             errno = EINVAL;
             return -1;
@@ -178,6 +185,7 @@ namespace {
 
 // Queues `th` (off every queue of its old vCPU) on `to`, which adopts it.
 void hand_over(thread* th, vcpu_t* to) {
+    to->nthreads.fetch_add(1, std::memory_order_relaxed);
     th->lock.lock();
     th->state = STANDBY;
     th->flags |= TF_MIGRATING;

@@ -39,7 +39,10 @@ struct vcpu_t : vcpu_base {
     intrusive_list<thread> rq;
     sleep_queue sleepq;
     stack_pool stacks;
-    uint32_t nthreads = 0;  // alive coroutines, main included
+    // Alive coroutines, main included, and those migrating in (counted by
+    // the vCPU that hands them over).
+    std::atomic<uint32_t> nthreads{0};
+    thread* bounce = nullptr;  // see switch_out_hooked
     thread* wait_all_waiter = nullptr;
     uint64_t rng = 0x9E3779B97F4A7C15ULL;
     int id = 0;

@@ -283,6 +283,7 @@ inline void sleep_until(const ::std::chrono::time_point<Clock, Duration>& t) {
 
 }  // namespace this_thread
 
+using ::std::swap;  // our overload must not hide the standard ones
 inline void swap(thread& a, thread& b) noexcept { a.swap(b); }
 
 }  // namespace photon_std

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
+#include <type_traits>
+#include <utility>
 
 #include <photon/common/callback.h>
 #include <photon/common/timeout.h>
@@ -63,7 +65,8 @@ struct vcpu_base {
 // vCPUs, or -1 (EALREADY) if it already is one.
 int vcpu_init(uint64_t flags = 0);
 // Waits until every other coroutine of this vCPU has ended, then tears it
-// down. -1 (ENOSYS) if the caller is not a vCPU, or not its main coroutine.
+// down. -1 with ENOSYS if the caller is not a vCPU, EPERM if it is not the
+// vCPU's main coroutine.
 int vcpu_fini();
 // Blocks until all other coroutines of this vCPU have ended.
 int wait_all();
@@ -154,8 +157,9 @@ inline int thread_usleep_unlocked(Timeout timeout, LOCK& lock) {
 }
 
 // Wakes `th` if it sleeps (its sleep returns -1 with errno = error_number; 0
-// makes it return 0); a READY `th` gets it as its thread_yield() result; a
-// RUNNING one is unaffected. Callable from any vCPU or OS thread. Returns 0,
+// makes it return 0); a READY `th` gets it as its thread_yield() result
+// (so does the running coroutine of another vCPU); the caller itself is
+// unaffected. Callable from any vCPU or OS thread. Returns 0,
 // or -1 with ESRCH if `th` has ended (a joinable coroutine not yet joined)
 // or EINVAL if it is nullptr. Photon declares it void; callers may ignore it.
 int thread_interrupt(thread* th, int error_number = EINTR);
@@ -324,13 +328,18 @@ public:
 
     int lock(bool must_lock = true) {
         int ret;
-        while ((ret = m_mutex->lock()) < 0 && must_lock) {
+        while ((ret = lock_once()) < 0 && must_lock) {
         }
         m_locked = (ret == 0);
         return ret;
     }
     int try_lock() {
-        int ret = m_mutex->try_lock();
+        int ret;
+        // std-style locks return void / bool, photon's 0 / -1.
+        if constexpr (std::is_same<decltype(m_mutex->try_lock()), bool>::value)
+            ret = m_mutex->try_lock() ? 0 : -1;
+        else
+            ret = m_mutex->try_lock();
         m_locked = (ret == 0);
         return ret;
     }
@@ -344,6 +353,16 @@ public:
     }
     ~locker() {
         if (m_locked) m_mutex->unlock();
+    }
+
+private:
+    int lock_once() {
+        if constexpr (std::is_void<decltype(m_mutex->lock())>::value) {
+            m_mutex->lock();
+            return 0;
+        } else {
+            return m_mutex->lock();
+        }
     }
 };
 
