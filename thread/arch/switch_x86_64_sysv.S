@@ -35,7 +35,11 @@
 
     .text
 
-/* void photon_switch_context(void** from, void* to) */
+/* void photon_switch_context(void** from, void* to)
+ * Plain moves instead of push/pop (no stack-engine chain), and the FP control
+ * restored unconditionally: comparing first needs a load of what stmxcsr
+ * just stored, which costs more than the ldmxcsr it saves (see
+ * doc/performance.md). */
     .globl  photon_switch_context
     .hidden photon_switch_context
     .type   photon_switch_context, @function
@@ -43,64 +47,35 @@
 photon_switch_context:
     .cfi_startproc
     _CET_ENDBR
-    pushq   %rbp                /* callee-saved registers onto the old stack */
-    .cfi_adjust_cfa_offset 8
-    .cfi_rel_offset %rbp, 0
-    pushq   %rbx
-    .cfi_adjust_cfa_offset 8
-    .cfi_rel_offset %rbx, 0
-    pushq   %r12
-    .cfi_adjust_cfa_offset 8
-    .cfi_rel_offset %r12, 0
-    pushq   %r13
-    .cfi_adjust_cfa_offset 8
-    .cfi_rel_offset %r13, 0
-    pushq   %r14
-    .cfi_adjust_cfa_offset 8
-    .cfi_rel_offset %r14, 0
-    pushq   %r15
-    .cfi_adjust_cfa_offset 8
-    .cfi_rel_offset %r15, 0
-    subq    $8, %rsp            /* slot for MXCSR and the x87 control word */
-    .cfi_adjust_cfa_offset 8
+    leaq    -0x38(%rsp), %rsp   /* the frame, below the return address */
+    .cfi_adjust_cfa_offset 0x38
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
+    movq    %r15, 0x08(%rsp)
+    .cfi_rel_offset %r15, 0x08
+    movq    %r14, 0x10(%rsp)
+    .cfi_rel_offset %r14, 0x10
+    movq    %r13, 0x18(%rsp)
+    .cfi_rel_offset %r13, 0x18
+    movq    %r12, 0x20(%rsp)
+    .cfi_rel_offset %r12, 0x20
+    movq    %rbx, 0x28(%rsp)
+    .cfi_rel_offset %rbx, 0x28
+    movq    %rbp, 0x30(%rsp)
+    .cfi_rel_offset %rbp, 0x30
     movq    %rsp, (%rdi)        /* *from = old context */
-    movl    (%rsp), %eax        /* keep our FP control to compare: loading */
-    movzwl  4(%rsp), %edx       /* MXCSR/CW is slow, and usually a no-op */
-    movq    %rsi, %rsp          /* now on the new stack */
-    cmpl    (%rsp), %eax
-    jne     1f
-    cmpw    4(%rsp), %dx
-    jne     1f
-2:
-    .cfi_remember_state         /* the full frame, for the code at 1: */
-    addq    $8, %rsp
-    .cfi_adjust_cfa_offset -8
-    popq    %r15
-    .cfi_adjust_cfa_offset -8
-    .cfi_restore %r15
-    popq    %r14
-    .cfi_adjust_cfa_offset -8
-    .cfi_restore %r14
-    popq    %r13
-    .cfi_adjust_cfa_offset -8
-    .cfi_restore %r13
-    popq    %r12
-    .cfi_adjust_cfa_offset -8
-    .cfi_restore %r12
-    popq    %rbx
-    .cfi_adjust_cfa_offset -8
-    .cfi_restore %rbx
-    popq    %rbp
-    .cfi_adjust_cfa_offset -8
-    .cfi_restore %rbp
-    ret                         /* into the new context's caller */
-1:
-    .cfi_restore_state
-    ldmxcsr (%rsp)              /* the new context runs another FP mode */
+    movq    %rsi, %rsp          /* now on the new stack, same frame layout */
+    ldmxcsr (%rsp)
     fldcw   4(%rsp)
-    jmp     2b
+    movq    0x08(%rsp), %r15
+    movq    0x10(%rsp), %r14
+    movq    0x18(%rsp), %r13
+    movq    0x20(%rsp), %r12
+    movq    0x28(%rsp), %rbx
+    movq    0x30(%rsp), %rbp
+    leaq    0x38(%rsp), %rsp
+    .cfi_adjust_cfa_offset -0x38
+    ret                         /* into the new context's caller */
     .cfi_endproc
     .size   photon_switch_context, .-photon_switch_context
 
