@@ -77,7 +77,7 @@ void drain_standby(vcpu_t* v) {
 
 void fire_timers(vcpu_t* v) {
     while (thread* th = v->sleepq.front()) {
-        if (th->deadline > now) break;
+        if (th->deadline > clock_now()) break;
         v->sleepq.pop_front();
         th->lock.lock();
         if (th->state == SLEEPING) {  // else STANDBY: drain_standby owns it
@@ -96,7 +96,10 @@ void idle_until_runnable(vcpu_t* v) {
         vcpu_maintenance(v);
         if (!v->rq.empty()) return;
         uint64_t deadline = v->sleepq.next_deadline();
-        uint64_t timeout = deadline == UINT64_MAX ? UINT64_MAX : deadline - now;
+        // Read the clock once: other vCPUs move it, and a deadline that has
+        // just passed must give 0, not a wrapped-around timeout.
+        uint64_t t = clock_now();
+        uint64_t timeout = deadline == UINT64_MAX ? UINT64_MAX : deadline > t ? deadline - t : 0;
         uint32_t seen = v->futex_word.load(std::memory_order_acquire);
         // Publish "asleep" before the last look at standby; a waker publishes
         // standby before looking at "asleep": one of the two sees the other.
@@ -160,7 +163,7 @@ int sleep_current(uint64_t deadline, defer_func defer, void* arg) {
     vcpu_t* v = self->vcpu;
     self->lock.lock();
     if (self->flags & TF_SHUTDOWN) {
-        uint64_t cap = now + 10 * 1000;
+        uint64_t cap = clock_now() + 10 * 1000;
         if (deadline > cap) deadline = cap;
     }
     self->error_number = -1;

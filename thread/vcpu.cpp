@@ -46,8 +46,12 @@ uint64_t __update_now() {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t t = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-    // Several vCPUs write it; never let it step back.
-    if (t > now) now = t;
+    // Several vCPUs write it: only ever move it forward.
+    auto p = const_cast<uint64_t*>(&now);
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (t > cur &&
+           !__atomic_compare_exchange_n(p, &cur, t, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
     return t;
 }
 

@@ -60,6 +60,11 @@ struct vcpu_t : vcpu_base {
     }
 };
 
+// `now`, read atomically: several vCPUs move it.
+inline uint64_t clock_now() {
+    return __atomic_load_n(const_cast<const uint64_t*>(&now), __ATOMIC_RELAXED);
+}
+
 inline vcpu_t* current_vcpu() { return CURRENT ? CURRENT->vcpu : nullptr; }
 
 // Makes sleeping `th` runnable with `err` as its wakeup result; th->lock is

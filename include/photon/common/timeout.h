@@ -18,16 +18,19 @@ public:
     Timeout(uint64_t x) { timeout(x); }  // NOLINT: implicit from microseconds by design
 
     // Re-arms to x microseconds from now (saturating); returns the expiration.
-    uint64_t timeout(uint64_t x) { return m_expiration = add_sat(now, x); }
+    uint64_t timeout(uint64_t x) { return m_expiration = add_sat(clock(), x); }
     // Time left, 0 once expired.
-    uint64_t timeout() const { return m_expiration > now ? m_expiration - now : 0; }
+    uint64_t timeout() const {
+        uint64_t t = clock();
+        return m_expiration > t ? m_expiration - t : 0;
+    }
     operator uint64_t() const { return timeout(); }
     uint64_t timeout_us() const { return timeout(); }
     uint64_t timeout_ms() const { return timeout() / 1000; }
     uint64_t timeout_MS() const { return timeout() / 1024; }
     uint64_t timeout_s() const { return timeout() / 1000 / 1000; }
     uint64_t timeout_S() const { return timeout() / 1024 / 1024; }
-    bool expired() const { return m_expiration <= now; }
+    bool expired() const { return m_expiration <= clock(); }
     uint64_t expiration() const { return m_expiration; }
     uint64_t expiration(uint64_t x) { return m_expiration = x; }
     Timeout& operator=(uint64_t x) {
@@ -36,7 +39,7 @@ public:
     }
     // Shortens the deadline to at most x microseconds from now.
     Timeout& timeout_at_most(uint64_t x) {
-        uint64_t e = add_sat(now, x);
+        uint64_t e = add_sat(clock(), x);
         if (e < m_expiration) m_expiration = e;
         return *this;
     }
@@ -50,6 +53,10 @@ public:
     bool operator==(const Timeout& r) const { return m_expiration == r.m_expiration; }
 
 private:
+    // `now` is written by several vCPUs (atomically, forward only).
+    static uint64_t clock() {
+        return __atomic_load_n(const_cast<const uint64_t*>(&now), __ATOMIC_RELAXED);
+    }
     static uint64_t add_sat(uint64_t a, uint64_t b) {
         uint64_t r = a + b;
         return r < a ? UINT64_MAX : r;
