@@ -10,14 +10,14 @@
 #include <thread>
 #include <vector>
 
-#include "sync_test_util.h"
+#include "test_util.h"
 
 namespace {
 
-using namespace sync_test;
+using namespace photon_test;
 
-class Semaphore : public OnVcpu {};
-class DisposableSemaphore : public OnVcpu {};
+class Semaphore : public VcpuTest {};
+class DisposableSemaphore : public VcpuTest {};
 
 TEST_F(Semaphore, WaitTakesAndSignalAddsUnits) {
     photon::semaphore sem(3);
@@ -104,7 +104,7 @@ TEST_F(Semaphore, OutOfOrderResumeLetsSmallerRequestsPassABigOne) {
 
 TEST_F(Semaphore, WaitTimesOutWithEtimedoutAndLeavesTheCountUnchanged) {
     photon::semaphore sem(1);
-    auto t0 = steady_clock::now();
+    auto t0 = Clock::now();
     photon::__update_now();
     EXPECT_EQ(-1, sem.wait(2, 10 * 1000));
     EXPECT_EQ(ETIMEDOUT, errno);
@@ -186,8 +186,8 @@ TEST_F(Semaphore, SignalFromAPlainOsThreadWakesASleepingCoroutine) {
     photon::thread* self = photon::CURRENT;
     bool saw_sleep = false;
     std::thread os([&] {
-        auto deadline = steady_clock::now() + std::chrono::seconds(10);
-        while (photon::thread_stat(self) != photon::SLEEPING && steady_clock::now() < deadline)
+        auto deadline = Clock::now() + std::chrono::seconds(10);
+        while (photon::thread_stat(self) != photon::SLEEPING && Clock::now() < deadline)
             std::this_thread::yield();
         saw_sleep = photon::thread_stat(self) == photon::SLEEPING;
         sem.signal(1);
@@ -235,8 +235,8 @@ TEST_F(Semaphore, AWaiterWhoseTimeoutFiredIsStillGrantedByASignalBeforeItRuns) {
         err = errno;
     });
     ASSERT_TRUE(until_sleeping(a.th));
-    auto spin_until = steady_clock::now() + std::chrono::milliseconds(3);
-    while (steady_clock::now() < spin_until) {
+    auto spin_until = Clock::now() + std::chrono::milliseconds(3);
+    while (Clock::now() < spin_until) {
     }  // A's deadline passes while this vCPU does not look at timers
     bool raced = false, b_done = false;
     auto b = spawn([&] {

@@ -14,14 +14,14 @@
 #include <thread>
 #include <vector>
 
-#include "sync_test_util.h"
+#include "test_util.h"
 
 namespace {
 
-using namespace sync_test;
+using namespace photon_test;
 
-class Spinlock : public OnVcpu {};
-class CrossVcpu : public OnVcpu {};
+class Spinlock : public VcpuTest {};
+class CrossVcpu : public VcpuTest {};
 
 template <typename L>
 void increment_from_os_threads(L& lock, int threads, int rounds, long* counter,
@@ -31,8 +31,8 @@ void increment_from_os_threads(L& lock, int threads, int rounds, long* counter,
     for (int i = 0; i < threads; i++)
         os.emplace_back([&] {
             ready++;
-            auto deadline = steady_clock::now() + std::chrono::seconds(5);
-            while (ready < threads && steady_clock::now() < deadline) std::this_thread::yield();
+            auto deadline = Clock::now() + std::chrono::seconds(5);
+            while (ready < threads && Clock::now() < deadline) std::this_thread::yield();
             for (int r = 0; r < rounds; r++) {
                 lock.lock();
                 if (inside.fetch_add(1, std::memory_order_relaxed) != 0) ++*overlaps;
@@ -151,7 +151,7 @@ private:
 // timeout or hand-off in these tests.
 template <typename F>
 auto late_wait(std::atomic<int>& late, F f) {
-    auto t0 = steady_clock::now();
+    auto t0 = Clock::now();
     auto ret = f();
     if (ms_since(t0) > 200) late++;
     return ret;
@@ -359,9 +359,8 @@ TEST_F(CrossVcpu, AMutexWaiterInterruptedFromAnotherVcpuFailsWithTheErrno) {
         ret = m.lock(kLongUs);
         err = errno;
     });
-    auto deadline = steady_clock::now() + std::chrono::seconds(10);
-    while ((!waiter || photon::thread_stat(waiter) != photon::SLEEPING) &&
-           steady_clock::now() < deadline)
+    auto deadline = Clock::now() + std::chrono::seconds(10);
+    while ((!waiter || photon::thread_stat(waiter) != photon::SLEEPING) && Clock::now() < deadline)
         std::this_thread::yield();
     EXPECT_EQ(photon::SLEEPING, photon::thread_stat(waiter));
     photon::thread_interrupt(waiter, ENOTCONN);
@@ -387,8 +386,8 @@ TEST_F(CrossVcpu, AnIdleVcpuWakesForItsTimerWhileAnotherThreadAdvancesTheClock) 
     vcpu_group g;
     g.run([&] {
         prctl(PR_SET_TIMERSLACK, 1UL);  // short sleeps end promptly: more tries
-        auto end = steady_clock::now() + std::chrono::seconds(3);
-        while (steady_clock::now() < end && late == 0) {
+        auto end = Clock::now() + std::chrono::seconds(3);
+        while (Clock::now() < end && late == 0) {
             late_wait(late, [] { return photon::thread_usleep(1); });
             sleeps++;
         }

@@ -11,18 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "sync_test_util.h"
+#include "test_util.h"
 
 namespace {
 
-using namespace sync_test;
+using namespace photon_test;
 
-class Mutex : public OnVcpu {};
-class RecursiveMutex : public OnVcpu {};
-class SeqMutex : public OnVcpu {};
-class Locker : public OnVcpu {};
-class ConditionVariable : public OnVcpu {};
-class Rwlock : public OnVcpu {};
+class Mutex : public VcpuTest {};
+class RecursiveMutex : public VcpuTest {};
+class SeqMutex : public VcpuTest {};
+class Locker : public VcpuTest {};
+class ConditionVariable : public VcpuTest {};
+class Rwlock : public VcpuTest {};
 
 // N coroutines x M rounds of a read-yield-write increment under `m`.
 template <typename M>
@@ -85,7 +85,7 @@ TEST_F(Mutex, LockTimesOutWithEtimedout) {
     int ret = 0, err = 0;
     double waited = 0;
     auto t = spawn([&] {
-        auto t0 = steady_clock::now();
+        auto t0 = Clock::now();
         photon::__update_now();
         ret = m.lock(20 * 1000);
         err = errno;
@@ -390,7 +390,7 @@ TEST_F(ConditionVariable, WaitTimesOutWithEtimedoutAndHoldsTheMutexAgain) {
     photon::mutex m;
     photon::condition_variable cv;
     ASSERT_EQ(0, m.lock());
-    auto t0 = steady_clock::now();
+    auto t0 = Clock::now();
     photon::__update_now();
     int ret = cv.wait(m, 10 * 1000);
     int err = errno;
@@ -541,7 +541,7 @@ TEST_F(Rwlock, LockTimesOutWithEtimedout) {
     int ret = 0, err = 0;
     double waited = 0;
     auto t = spawn([&] {
-        auto t0 = steady_clock::now();
+        auto t0 = Clock::now();
         photon::__update_now();
         ret = l.lock(photon::RLOCK, 10 * 1000);
         err = errno;

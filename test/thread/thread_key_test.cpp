@@ -14,19 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "test_util.h"
+
 namespace {
 
-class ThreadKey : public testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE));
-    }
-    void TearDown() override {
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
-    }
-};
+class ThreadKey : public photon_test::VcpuTest {};
 
 // What destructors saw, in call order.
 std::vector<void*> g_destroyed;

@@ -15,22 +15,19 @@
 #include <cstdlib>
 #include <vector>
 
+#include "test_util.h"
+
 namespace {
 
-class ThreadStack : public testing::Test {
+using namespace photon_test;
+
+class ThreadStack : public VcpuTest {
 protected:
     void SetUp() override {
         testing::FLAGS_gtest_death_test_style = "threadsafe";
-        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE));
-    }
-    void TearDown() override {
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        VcpuTest::SetUp();
     }
 };
-
-void* noop(void*) { return nullptr; }
 
 uintptr_t distance(uintptr_t a, uintptr_t b) { return a > b ? a - b : b - a; }
 

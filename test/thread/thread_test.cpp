@@ -18,31 +18,16 @@
 #include <thread>
 #include <vector>
 
+#include "test_util.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace photon_test;
 
-uint64_t us_since(Clock::time_point t0) {
-    return (uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0)
-        .count();
-}
-
-class Thread : public testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE));
-    }
-    void TearDown() override {
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
-    }
-};
+class Thread : public VcpuTest {};
 
 constexpr uint64_t kSmallStack = 64 * 1024;
-constexpr uint64_t kLongSleep = 10 * 1000 * 1000;  // never reached in a passing test
 
-void* noop(void*) { return nullptr; }
 void* return_arg(void* arg) { return arg; }
 void* count_up(void* arg) {
     ++*static_cast<int*>(arg);
@@ -240,7 +225,7 @@ TEST_F(Thread, HundredThousandConcurrentSleepersAreAllWoken) {
     std::vector<photon::thread*> ths;
     ths.reserve(N);
     for (int i = 0; i < N; i++) {
-        uint64_t t = (i % 2) ? 50 * 1000 : kLongSleep;
+        uint64_t t = (i % 2) ? 50 * 1000 : kLongUs;
         auto th = photon::thread_create11(kSmallStack, [&, t] {
             int r = photon::thread_usleep(t);
             if (r == -1 && errno == ECANCELED) interrupted++;
@@ -302,7 +287,7 @@ TEST_F(Thread, InterruptedSleepReturnsMinusOneWithTheGivenErrno) {
     photon::thread* th[2];
     for (int i = 0; i < 2; i++) {
         th[i] = photon::thread_create11([&, i] {
-            ret[i] = photon::thread_usleep(kLongSleep);
+            ret[i] = photon::thread_usleep(kLongUs);
             err[i] = errno;
         });
     }
@@ -312,7 +297,7 @@ TEST_F(Thread, InterruptedSleepReturnsMinusOneWithTheGivenErrno) {
     EXPECT_EQ(0, photon::thread_interrupt(th[0], ECANCELED));
     EXPECT_EQ(0, photon::thread_interrupt(th[1]));
     photon::wait_all();
-    EXPECT_LT(us_since(t0), kLongSleep / 2);
+    EXPECT_LT(us_since(t0), kLongUs / 2);
     EXPECT_EQ(-1, ret[0]);
     EXPECT_EQ(ECANCELED, err[0]);
     EXPECT_EQ(-1, ret[1]);
@@ -321,13 +306,13 @@ TEST_F(Thread, InterruptedSleepReturnsMinusOneWithTheGivenErrno) {
 
 TEST_F(Thread, ResumedSleepReturnsZero) {
     int ret = -1;
-    auto th = photon::thread_create11([&] { ret = photon::thread_usleep(kLongSleep); });
+    auto th = photon::thread_create11([&] { ret = photon::thread_usleep(kLongUs); });
     photon::thread_yield();
     auto t0 = Clock::now();
     EXPECT_EQ(0, photon::thread_resume(th));
     photon::wait_all();
     EXPECT_EQ(0, ret);
-    EXPECT_LT(us_since(t0), kLongSleep / 2);
+    EXPECT_LT(us_since(t0), kLongUs / 2);
 }
 
 TEST_F(Thread, InterruptOfAReadyCoroutineIsItsThreadYieldResult) {
@@ -389,10 +374,10 @@ TEST_F(Thread, ShutdownMakesSleepsFailWithEpermWithinTenMilliseconds) {
     int r1 = 0, e1 = 0, r2 = 0, e2 = 0;
     uint64_t second_sleep_us = UINT64_MAX;
     auto th = photon::thread_create11([&] {
-        r1 = photon::thread_usleep(kLongSleep);
+        r1 = photon::thread_usleep(kLongUs);
         e1 = errno;
         auto t0 = Clock::now();
-        r2 = photon::thread_usleep(kLongSleep);
+        r2 = photon::thread_usleep(kLongUs);
         e2 = errno;
         second_sleep_us = us_since(t0);
     });
@@ -436,7 +421,7 @@ TEST_F(Thread, YieldToAReadyCoroutineRunsItNext) {
 }
 
 TEST_F(Thread, YieldToANonReadyCoroutineFailsWithEinval) {
-    auto sleeper = photon::thread_create11([] { photon::thread_usleep(kLongSleep); });
+    auto sleeper = photon::thread_create11([] { photon::thread_usleep(kLongUs); });
     photon::thread_yield();
     ASSERT_EQ(photon::SLEEPING, photon::thread_stat(sleeper));
     errno = 0;
@@ -501,7 +486,7 @@ TEST_F(Thread, VcpuFiniFromANonMainCoroutineFailsWithEperm) {
 TEST_F(Thread, GetInfoCountsCoroutinesByState) {
     std::vector<photon::thread*> sleepers;
     for (int i = 0; i < 3; i++)
-        sleepers.push_back(photon::thread_create11([] { photon::thread_usleep(kLongSleep); }));
+        sleepers.push_back(photon::thread_create11([] { photon::thread_usleep(kLongUs); }));
     photon::thread_yield();
     for (int i = 0; i < 2; i++) photon::thread_create(&noop, nullptr, kSmallStack);
     EXPECT_EQ(6u, photon::get_info(photon::INFO_THREAD_NUM));

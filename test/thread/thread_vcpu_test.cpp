@@ -10,35 +10,13 @@
 #include <chrono>
 #include <thread>
 
+#include "test_util.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace photon_test;
 
-uint64_t us_since(Clock::time_point t0) {
-    return (uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0)
-        .count();
-}
-
-constexpr uint64_t kLongSleep = 10 * 1000 * 1000;  // never reached in a passing test
-
-class ThreadVcpu : public testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE));
-    }
-    void TearDown() override {
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
-    }
-};
-
-// Sleeps in 1 ms steps (on a vCPU) until pred() holds, at most max_ms steps.
-template <typename P>
-bool wait_for(P pred, int max_ms = 5000) {
-    for (int i = 0; i < max_ms && !pred(); i++) photon::thread_usleep(1000);
-    return pred();
-}
+class ThreadVcpu : public VcpuTest {};
 
 // The same from a plain OS thread.
 template <typename P>
@@ -85,13 +63,13 @@ TEST_F(ThreadVcpu, InterruptFromAPlainOsThreadWakesASleepingCoroutine) {
     });
     auto t0 = Clock::now();
     errno = 0;
-    int r = photon::thread_usleep(kLongSleep);
+    int r = photon::thread_usleep(kLongUs);
     int e = errno;
     os.join();
     EXPECT_EQ(0, iret.load());
     EXPECT_EQ(-1, r);
     EXPECT_EQ(ECANCELED, e);
-    EXPECT_LT(us_since(t0), kLongSleep / 2);
+    EXPECT_LT(us_since(t0), kLongUs / 2);
 }
 
 TEST_F(ThreadVcpu, ResumeFromAPlainOsThreadMakesTheSleepReturnZero) {
@@ -101,10 +79,10 @@ TEST_F(ThreadVcpu, ResumeFromAPlainOsThreadMakesTheSleepReturnZero) {
         photon::thread_resume(me);
     });
     auto t0 = Clock::now();
-    int r = photon::thread_usleep(kLongSleep);
+    int r = photon::thread_usleep(kLongUs);
     os.join();
     EXPECT_EQ(0, r);
-    EXPECT_LT(us_since(t0), kLongSleep / 2);
+    EXPECT_LT(us_since(t0), kLongUs / 2);
 }
 
 TEST_F(ThreadVcpu, ACoroutineOnOneVcpuInterruptsASleeperOnAnother) {
@@ -115,7 +93,7 @@ TEST_F(ThreadVcpu, ACoroutineOnOneVcpuInterruptsASleeperOnAnother) {
         ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE));
         photon::thread_create11([&] {
             target = photon::CURRENT;
-            ret = photon::thread_usleep(kLongSleep);
+            ret = photon::thread_usleep(kLongUs);
             err = errno;
             done = true;
         });
@@ -137,7 +115,7 @@ TEST_F(ThreadVcpu, ACoroutineOnOneVcpuInterruptsASleeperOnAnother) {
     EXPECT_EQ(0, iret);
     EXPECT_EQ(-1, ret);
     EXPECT_EQ(ECANCELED, err);
-    EXPECT_LT(us_since(t0), kLongSleep / 2);
+    EXPECT_LT(us_since(t0), kLongUs / 2);
 }
 
 TEST_F(ThreadVcpu, MigrateMovesAReadyCoroutineToAnotherVcpu) {
@@ -156,7 +134,7 @@ TEST_F(ThreadVcpu, MigrateMovesAReadyCoroutineToAnotherVcpu) {
 TEST_F(ThreadVcpu, MigrateRejectsSleepingAndMainCoroutinesButAcceptsTheSameVcpu) {
     OtherVcpu b;
     ASSERT_NE(nullptr, b.vcpu());
-    auto sleeper = photon::thread_create11([] { photon::thread_usleep(kLongSleep); });
+    auto sleeper = photon::thread_create11([] { photon::thread_usleep(kLongUs); });
     photon::thread_yield();
     errno = 0;
     EXPECT_EQ(-1, photon::thread_migrate(sleeper, b.vcpu()));

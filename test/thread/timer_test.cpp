@@ -9,33 +9,13 @@
 #include <chrono>
 #include <vector>
 
+#include "test_util.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace photon_test;
 
-uint64_t us_since(Clock::time_point t0) {
-    return (uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0)
-        .count();
-}
-
-class TimerTest : public testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE));
-    }
-    void TearDown() override {
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
-    }
-};
-
-// Sleeps in 1 ms steps until pred() holds, at most max_ms steps.
-template <typename P>
-bool wait_for(P pred, int max_ms = 5000) {
-    for (int i = 0; i < max_ms && !pred(); i++) photon::thread_usleep(1000);
-    return pred();
-}
+class TimerTest : public VcpuTest {};
 
 // Records when on_timer runs, relative to t0, and returns `next`.
 struct Recorder {
