@@ -172,7 +172,7 @@ int thread_shutdown(thread* th, bool flag = true);
 // Moves READY `th` (or CURRENT) of this vCPU to `vcpu`. 0, -1 EINVAL.
 int thread_migrate(thread* th, vcpu_base* vcpu);
 
-inline void thread_pause_work_stealing(bool flag, thread* th = CURRENT) {}
+inline void thread_pause_work_stealing(bool, thread* = CURRENT) {}
 #define SCOPED_PAUSE_WORK_STEALING
 
 // Releases the pages of th's stack below its stack pointer (CURRENT: below

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Consumer smoke test: builds test/consumer/project against photon the ways a user would, from
+# scratch in a temporary directory, runs the result, and exits nonzero on any failure.
+#
+#   fetchcontent  FetchContent_Declare(photon SOURCE_DIR <photon source>), no download
+#   install       build photon, `cmake --install` it into a temporary prefix, then
+#                 find_package(photon CONFIG REQUIRED) from that prefix, and compile the same
+#                 main.cpp with `pkg-config --cflags --libs photon` from that prefix
+#
+# Usage: test/consumer/run.sh [fetchcontent|install|all] [options]
+#   --source DIR        photon source tree (default: the one this script is in)
+#   --cmake PATH        cmake to use (default: cmake from PATH)
+#   --generator NAME    CMake generator (default: cmake's default / $CMAKE_GENERATOR)
+#   --c-compiler CC     C compiler for photon (default: cmake's choice)
+#   --cxx-compiler CXX  C++ compiler (default: cmake's choice; `c++` for the pkg-config build)
+#   --jobs N            build parallelism (default: 2)
+#   --keep              keep the temporary directory
+# CXXFLAGS from the environment reach every compile (CMake reads it on configure). The consumer
+# is built with -Wall -Wextra -Werror, so photon's public headers must be warning-free, and each
+# run of it is limited to 120 s.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mode=all
+src="$(cd "$here/../.." && pwd)"
+cmake_bin=cmake
+generator="${CMAKE_GENERATOR:-}"
+cc=""
+cxx=""
+jobs=2
+keep=0
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        fetchcontent | install | all) mode="$1" ;;
+        --source) src="$(cd "$2" && pwd)"; shift ;;
+        --cmake) cmake_bin="$2"; shift ;;
+        --generator) generator="$2"; shift ;;
+        --c-compiler) cc="$2"; shift ;;
+        --cxx-compiler) cxx="$2"; shift ;;
+        --jobs) jobs="$2"; shift ;;
+        --keep) keep=1 ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+project="$here/project"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/photon-consumer.XXXXXX")"
+cleanup() {
+    if [ "$keep" = 1 ]; then
+        echo "run.sh: kept $tmp"
+    else
+        rm -rf "$tmp"
+    fi
+}
+trap cleanup EXIT
+
+common_args=(-DCMAKE_BUILD_TYPE=Release)
+[ -n "$generator" ] && common_args+=(-G "$generator")
+[ -n "$cc" ] && common_args+=("-DCMAKE_C_COMPILER=$cc")
+[ -n "$cxx" ] && common_args+=("-DCMAKE_CXX_COMPILER=$cxx")
+
+step() { printf '\n=== consumer: %s\n' "$*"; }
+fail() { printf 'consumer test FAILED: %s\n' "$*" >&2; exit 1; }
+
+build() {  # build <dir>
+    "$cmake_bin" --build "$1" --config Release --parallel "$jobs" || fail "build of $1"
+}
+
+run_consumer() {  # run_consumer <build dir> <what>
+    local exe="$1/photon_consumer"
+    [ -x "$exe" ] || exe="$1/Release/photon_consumer"  # multi-config generators
+    run_bounded "$exe" || fail "photon_consumer ($2) exited with $?"
+}
+
+run_bounded() {  # a hung consumer must not eat the ctest timeout (124 = timed out)
+    if command -v timeout >/dev/null 2>&1; then
+        timeout --kill-after=10 120 "$@"
+    else
+        "$@"
+    fi
+}
+
+run_fetchcontent() {
+    local b="$tmp/fetchcontent"
+    step "FetchContent from $src"
+    "$cmake_bin" -S "$project" -B "$b" "${common_args[@]}" \
+        -DPHOTON_CONSUMER_MODE=fetchcontent -DPHOTON_SOURCE_DIR="$src" ||
+        fail "configure (fetchcontent)"
+    build "$b"
+    run_consumer "$b" fetchcontent
+}
+
+run_install() {
+    local pb="$tmp/photon-build" prefix="$tmp/prefix" b="$tmp/find_package"
+    step "build photon and install it into $prefix"
+    "$cmake_bin" -S "$src" -B "$pb" "${common_args[@]}" \
+        -DPHOTON_BUILD_TESTING=OFF -DPHOTON_BUILD_EXAMPLES=OFF -DPHOTON_INSTALL=ON \
+        -DCMAKE_INSTALL_PREFIX=/nonexistent/photon-prefix || fail "configure photon"
+    build "$pb"
+    # --prefix differs from the configured one on purpose: the package must be relocatable.
+    "$cmake_bin" --install "$pb" --config Release --prefix "$prefix" || fail "cmake --install"
+
+    local f missing=0
+    for f in include/photon/photon.h include/photon/thread/thread.h; do
+        [ -f "$prefix/$f" ] || { echo "missing $prefix/$f" >&2; missing=1; }
+    done
+    for f in libphoton.a cmake/photon/photonConfig.cmake cmake/photon/photonConfigVersion.cmake \
+        cmake/photon/photonTargets.cmake pkgconfig/photon.pc; do
+        compgen -G "$prefix/lib*/$f" >/dev/null || compgen -G "$prefix/lib*/*/$f" >/dev/null ||
+            { echo "missing <libdir>/$f under $prefix" >&2; missing=1; }
+    done
+    [ "$missing" = 0 ] || fail "install layout"
+
+    step "find_package(photon CONFIG REQUIRED) from $prefix"
+    "$cmake_bin" -S "$project" -B "$b" "${common_args[@]}" \
+        -DPHOTON_CONSUMER_MODE=find_package -DCMAKE_PREFIX_PATH="$prefix" ||
+        fail "configure (find_package)"
+    local found
+    found="$(sed -n 's/^photon_DIR:PATH=//p' "$b/CMakeCache.txt")"
+    case "$found" in
+        "$prefix"/*) ;;
+        *) fail "find_package used photon_DIR=$found, not the one under $prefix" ;;
+    esac
+    build "$b"
+    run_consumer "$b" find_package
+
+    step "pkg-config --cflags --libs photon from $prefix"
+    command -v pkg-config >/dev/null || fail "pkg-config is not installed"
+    local pcdir
+    pcdir="$(dirname "$(find "$prefix" -name photon.pc -print -quit)")"
+    local flags
+    flags="$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs photon)" ||
+        fail "pkg-config photon"
+    echo "pkg-config: $flags"
+    local compiler="${cxx:-${CXX:-c++}}"
+    # shellcheck disable=SC2086 # CXXFLAGS and the flags are lists of words
+    "$compiler" -std=c++17 -O2 -Wall -Wextra -Werror ${CXXFLAGS:-} \
+        -o "$tmp/pkgconfig_consumer" "$project/main.cpp" $flags ||
+        fail "compile with pkg-config flags"
+    run_bounded "$tmp/pkgconfig_consumer" || fail "pkgconfig_consumer exited with $?"
+}
+
+case "$mode" in
+    fetchcontent) run_fetchcontent ;;
+    install) run_install ;;
+    all) run_fetchcontent; run_install ;;
+esac
+printf '\nconsumer test (%s) passed\n' "$mode"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages photon's build, tests and tools use, if they are missing.
+#
+#   As root: `apt-get update` once, then `apt-get install -y --no-install-recommends` of only the
+#   missing packages. As another user: prints what is missing (and the command to install it)
+#   and carries on. Not Debian (no dpkg-query/apt-get): says so and carries on.
+#
+# Usage: tools/install-deps.sh [--check]
+#   --check   only report; exit 1 if anything is missing
+# Environment: PHOTON_SKIP_DEPS=1 skips this script entirely.
+#
+# The optional libraries (liburing, libaio, OpenSSL, libcurl, fuse3) are not required to build:
+# if one is missing, configure switches its part off with a message.
+set -euo pipefail
+
+packages=(
+    build-essential cmake ninja-build pkg-config
+    libgtest-dev libgmock-dev googletest libgflags-dev
+    liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev
+    clang clang-format valgrind
+)
+
+check_only=0
+case "${1:-}" in
+    --check) check_only=1 ;;
+    "") ;;
+    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
+
+if [ "${PHOTON_SKIP_DEPS:-0}" = 1 ]; then
+    echo "install-deps: PHOTON_SKIP_DEPS=1, skipped"
+    exit 0
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-deps: not a Debian system (no dpkg-query/apt-get); install the equivalents of:"
+    echo "  ${packages[*]}"
+    exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+        missing+=("$p")
+    fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages are installed"
+    exit 0
+fi
+
+echo "install-deps: missing: ${missing[*]}"
+if [ "$check_only" = 1 ]; then
+    exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: not root, continuing without them; to install:"
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}"
+    exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if apt-get update </dev/null &&
+    apt-get install -y --no-install-recommends "${missing[@]}" </dev/null; then
+    echo "install-deps: installed ${missing[*]}"
+else
+    # No network or no mirror: carry on with what is there. A missing required tool or
+    # library fails at configure time; a missing optional library switches its part off.
+    echo "install-deps: WARNING: apt-get failed; continuing without: ${missing[*]}" >&2
+fi
