@@ -23,6 +23,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -103,7 +105,7 @@ TEST_F(StdCompat, ThePhotonStdAliasNamesPhotonStd) {
 }
 
 TEST_F(StdCompat, DestroyingAJoinableThreadCallsTerminate) {
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    GTEST_FLAG_SET(death_test_style, photon_test::death_test_style());
     EXPECT_DEATH({ photon_std::thread t([] {}); }, "terminate called");
     EXPECT_DEATH(
         {

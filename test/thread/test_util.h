@@ -77,6 +77,24 @@ constexpr uint64_t kStack = 256 * 1024;
 
 inline void* noop(void*) { return nullptr; }
 
+// Death tests re-exec the test binary ("threadsafe"), except under a user-mode
+// emulator (cross builds), where exec of a foreign binary fails: fork only.
+inline const char* death_test_style() {
+#ifdef PHOTON_TEST_EMULATED
+    return "fast";
+#else
+    return "threadsafe";
+#endif
+}
+
+// CURRENT read through a call the compiler cannot inline: after a coroutine
+// migrates to another OS thread, code may not reuse a thread-pointer value
+// computed before (AArch64 compilers keep it in a register).
+__attribute__((noinline)) inline photon::thread* current_uncached() {
+    asm volatile("" ::: "memory");
+    return photon::CURRENT;
+}
+
 struct task {
     photon::thread* th = nullptr;
     photon::join_handle* jh = nullptr;

@@ -24,7 +24,7 @@ using namespace photon_test;
 class ThreadStack : public VcpuTest {
 protected:
     void SetUp() override {
-        testing::FLAGS_gtest_death_test_style = "threadsafe";
+        testing::FLAGS_gtest_death_test_style = death_test_style();
         VcpuTest::SetUp();
     }
 };

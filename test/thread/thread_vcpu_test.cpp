@@ -158,7 +158,7 @@ TEST_F(ThreadVcpu, MigrateMovesTheCurrentCoroutineToAnotherVcpu) {
     photon::thread_create11([&] {
         before = photon::get_vcpu(photon::CURRENT);
         ret = photon::thread_migrate(photon::CURRENT, b.vcpu());
-        after = photon::get_vcpu(photon::CURRENT);
+        after = photon::get_vcpu(current_uncached());
         photon::thread_usleep(1000);  // sleeps and wakes on the new vCPU
         done = true;
     });
@@ -197,7 +197,7 @@ TEST_F(ThreadVcpu, JoinOfACoroutineThatMigratedItselfReturnsItsResult) {
     target = b.vcpu();
     auto entry = [](void*) -> void* {
         photon::thread_migrate(photon::CURRENT, target);
-        return photon::get_vcpu();
+        return photon::get_vcpu(current_uncached());
     };
     // A timer coroutine keeps this vCPU busy enough to hand the coroutine
     // over even if the migration waits for work here.
