@@ -103,7 +103,11 @@ void idle_until_runnable(vcpu_t* v) {
         uint32_t seen = v->futex_word.load(std::memory_order_acquire);
         // Publish "asleep" before the last look at standby; a waker publishes
         // standby before looking at "asleep": one of the two sees the other.
+        // The explicit fences (here and in notify_vcpu) order each side's store
+        // before its load even where seq_cst stores and loads alone do not
+        // (qemu-user runs AArch64's stlr/ldar pair without a fence between).
         v->idle_sleeping.store(true, std::memory_order_seq_cst);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
         if (!v->has_standby.load(std::memory_order_seq_cst)) {
             if (v->engine.wait)
                 v->engine.wait(v->engine.ctx, timeout);
@@ -115,6 +119,7 @@ void idle_until_runnable(vcpu_t* v) {
 }
 
 void notify_vcpu(vcpu_t* v) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);            // standby published first
     if (!v->idle_sleeping.load(std::memory_order_seq_cst)) return;  // it will look anyway
     if (v->engine.notify) {
         v->engine.notify(v->engine.ctx);
