@@ -274,10 +274,12 @@ TEST_F(ThreadVcpu, TimestampUpdaterRefreshesNowWithoutAnySwitch) {
     errno = 0;
     EXPECT_EQ(-1, photon::timestamp_updater_init());
     EXPECT_EQ(EALREADY, errno);
-    const uint64_t before = photon::now;
+    // `now` is written by the updater thread: read it atomically.
+    auto read_now = [] { return __atomic_load_n(&photon::now, __ATOMIC_RELAXED); };
+    const uint64_t before = read_now();
     auto t0 = Clock::now();
-    while (photon::now == before && us_since(t0) < 2 * 1000 * 1000) photon::spin_wait();
-    EXPECT_GT(photon::now, before);
+    while (read_now() == before && us_since(t0) < 2 * 1000 * 1000) photon::spin_wait();
+    EXPECT_GT(read_now(), before);
     EXPECT_EQ(0, photon::timestamp_updater_fini());
     EXPECT_EQ(-1, photon::timestamp_updater_fini());
 }
