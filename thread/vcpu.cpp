@@ -17,6 +17,8 @@ namespace photon {
 void notify_vcpu_public(vcpu_t* v);
 
 void thread_key_run_destructors(thread* th);
+void stack_guard_vcpu_init();
+void stack_guard_vcpu_fini();
 
 volatile uint64_t now = 0;
 
@@ -98,6 +100,7 @@ int vcpu_init(uint64_t flags) {
     v->nthreads = 1;
     v->rq.push_back(main);
     CURRENT = main;
+    stack_guard_vcpu_init();
     __update_now();
     return (int)g_vcpu_num.fetch_add(1) + 1;
 }
@@ -133,6 +136,7 @@ int vcpu_fini() {
     // Remote wakeups that raced with the last exits land here; nobody is left.
     v->rq.erase(self);
     CURRENT = nullptr;
+    stack_guard_vcpu_fini();
     delete self;
     delete v;
     g_vcpu_num.fetch_sub(1);

@@ -7,6 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
 #include <alloca.h>
 #include <signal.h>
 #include <unistd.h>
@@ -83,6 +89,46 @@ void overflow_a_64k_coroutine_stack() {
 
 TEST_F(ThreadStack, OverflowingA64KiBStackDiesWithSigsegvOnTheGuardPage) {
     EXPECT_EXIT(overflow_a_64k_coroutine_stack(), testing::KilledBySignal(SIGSEGV), "");
+}
+
+// With photon's own handler (installed by photon::init), the death says why.
+TEST_F(ThreadStack, AnOverflowIsReportedAsAStackOverflowOfThatCoroutine) {
+    EXPECT_DEATH(
+        {
+            photon::thread_create11(64 * 1024, [] { recurse(0); });
+            photon::wait_all();
+        },
+        "photon: stack overflow in coroutine 0x[0-9a-f]+: fault at 0x[0-9a-f]+, below its "
+        "65536-byte stack");
+}
+
+// A fault elsewhere (here: a PROT_NONE page) still kills the process, with
+// no stack overflow message. Forked by hand to read what the child printed.
+TEST_F(ThreadStack, AFaultOutsideAnyGuardPageIsNotCalledAStackOverflow) {
+    void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, page);
+    int fds[2];
+    ASSERT_EQ(0, pipe(fds));
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        photon::thread_create11([page] { *static_cast<volatile int*>(page) = 1; });
+        photon::wait_all();
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string out;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, (size_t)n);
+    close(fds[0]);
+    int status = 0;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the fault did not kill it";
+    EXPECT_EQ(std::string::npos, out.find("stack overflow in coroutine")) << out;
+    munmap(page, 4096);
 }
 
 // ---- pooling -----------------------------------------------------------------
