@@ -9,7 +9,6 @@
 
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <string>
 
