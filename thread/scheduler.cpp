@@ -177,8 +177,10 @@ int sleep_current(uint64_t deadline, defer_func defer, void* arg) {
         self->deadline = deadline;
         v->sleepq.push(self);
     }
-    self->lock.unlock();
+    // Leave the run queue before anyone can see SLEEPING: a remote waker
+    // reuses the same links for the standby list.
     v->rq.erase(self);
+    self->lock.unlock();
     if (defer) defer(arg);
     switch_out(v, self);
     int e = self->error_number;

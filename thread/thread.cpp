@@ -150,10 +150,13 @@ join_handle* thread_enable_join(thread* th, bool flag) {
     if (th->state == DONE) {
         bool orphan = !flag && (th->flags & TF_JOINABLE);
         th->lock.unlock();
-        if (orphan)
-            free_joined(th);  // ended while joinable: nobody else frees it
-        else
+        if (!orphan) {
             errno = ESRCH;
+        } else if (!CURRENT) {  // its stack can only go to a vCPU's pool
+            errno = ENOSYS;
+        } else {
+            free_joined(th);  // ended while joinable: nobody else frees it
+        }
         return nullptr;
     }
     if (flag)
@@ -243,12 +246,13 @@ int thread_usleep(uint64_t useconds) {
 }
 
 int thread_usleep_defer(Timeout timeout, defer_func defer, void* defer_arg) {
-    if (!CURRENT) {
+    thread* self = CURRENT;
+    if (!self) {
         errno = ENOSYS;
         return -1;
     }
     int e = sleep_current(timeout.expiration(), defer, defer_arg);
-    if (e == kTimedOut) return (CURRENT->flags & TF_SHUTDOWN) ? (errno = EPERM, -1) : 0;
+    if (e == kTimedOut) return (self->flags & TF_SHUTDOWN) ? (errno = EPERM, -1) : 0;
     if (e == 0) return 0;
     errno = e;
     return -1;
@@ -291,8 +295,13 @@ int thread_shutdown(thread* th, bool flag) {
             return 0;
         }
         th->flags |= TF_SHUTDOWN;
+        // Wake it while still holding its lock: once released, a coroutine
+        // that is not joinable may end and its control block be reused.
+        if (th->state == SLEEPING)
+            make_ready_locked(th, EPERM);
+        else if (th != CURRENT && th->state == READY)
+            th->error_number = EPERM;
     }
-    if (th != CURRENT) thread_interrupt(th, EPERM);
     return 0;
 }
 

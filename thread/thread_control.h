@@ -31,6 +31,9 @@ public:
         v_.store(v, std::memory_order_relaxed);
         return *this;
     }
+    // Read-modify-write for fields whose writers hold the guarding lock.
+    relaxed& operator|=(T v) { return *this = T(*this | v); }
+    relaxed& operator&=(T v) { return *this = T(*this & v); }
 
 private:
     std::atomic<T> v_;
@@ -44,8 +47,8 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
     relaxed<states> state = READY;
     // Pending interrupt errno (-1 = none). Written under `lock` or by the owner.
     relaxed<int> error_number = -1;
-    uint32_t flags = 0;
-    spinlock lock;  // guards state transitions against other vCPUs
+    relaxed<uint32_t> flags = 0;  // TF_*; written under `lock` once shared
+    spinlock lock;                // guards state transitions against other vCPUs
 
     // Sleep queue: absolute deadline on `now` and index in the vCPU's heap.
     uint64_t deadline = UINT64_MAX;

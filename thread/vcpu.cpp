@@ -194,16 +194,19 @@ namespace {
 // Queues `th` (off every queue of its old vCPU) on `to`, which adopts it.
 void hand_over(thread* th, vcpu_t* to) {
     to->nthreads.fetch_add(1, std::memory_order_relaxed);
+    // Queue and notify under th->lock, as make_ready_locked does: `to` drains
+    // th only after taking that lock, so it cannot run th, see it end and
+    // finish (freeing itself) before we are done with it.
     th->lock.lock();
     th->state = STANDBY;
     th->flags |= TF_MIGRATING;
     th->vcpu = to;
-    th->lock.unlock();
     to->standby_lock.lock();
     to->standby.push_back(th);
     to->has_standby.store(true, std::memory_order_seq_cst);
     to->standby_lock.unlock();
     notify_vcpu_public(to);
+    th->lock.unlock();
 }
 
 struct migration {

@@ -104,6 +104,22 @@ TEST_F(StdCompat, ThePhotonStdAliasNamesPhotonStd) {
     EXPECT_TRUE((std::is_same<photon::std::vector<int>, ::std::vector<int>>::value));
 }
 
+// Regression: an int-second duration overflowed the "100 years = forever"
+// check, so every such wait lasted forever.
+TEST_F(StdCompat, TimedWaitsWithIntSecondsDurationsTimeOut) {
+    photon_std::timed_mutex m;
+    m.lock();
+    bool got = true;
+    auto t0 = std::chrono::steady_clock::now();
+    photon_std::thread t([&] { got = m.try_lock_for(std::chrono::duration<int>(1)); });
+    t.join();
+    auto waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_FALSE(got);
+    EXPECT_GE(waited, std::chrono::milliseconds(990));
+    EXPECT_LT(waited, std::chrono::seconds(30));
+    m.unlock();
+}
+
 TEST_F(StdCompat, DestroyingAJoinableThreadCallsTerminate) {
     GTEST_FLAG_SET(death_test_style, photon_test::death_test_style());
     EXPECT_DEATH({ photon_std::thread t([] {}); }, "terminate called");

@@ -57,6 +57,21 @@ TEST_F(Mutex, ExcludesCoroutinesThatYieldInsideTheCriticalSection) {
     }
 }
 
+// Regression: SCOPED_LOCK / locker retried EDEADLK forever, hanging the vCPU.
+TEST_F(Locker, RelockingAMutexItOwnsFailsWithEdeadlkInsteadOfSpinning) {
+    photon::mutex m;
+    ASSERT_EQ(0, m.lock());
+    {
+        errno = 0;
+        photon::scoped_lock l(m);
+        EXPECT_FALSE(l.locked());
+        EXPECT_EQ(EDEADLK, errno);
+    }
+    EXPECT_TRUE(m.locked());  // still ours: the failed relock must not unlock it
+    m.unlock();
+    EXPECT_FALSE(m.locked());
+}
+
 TEST_F(Mutex, HandsOwnershipToSleepingWaitersInFifoOrder) {
     photon::mutex m(0);
     ASSERT_EQ(0, m.lock());

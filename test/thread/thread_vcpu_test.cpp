@@ -285,3 +285,33 @@ TEST_F(ThreadVcpu, TimestampUpdaterRefreshesNowWithoutAnySwitch) {
 }
 
 }  // namespace
+
+// Regression: a remote interrupt that caught a coroutine between "SLEEPING"
+// and leaving the run queue linked it into the standby list while it was still
+// in the run queue, corrupting both (the vCPU then hung or lost coroutines).
+TEST_F(ThreadVcpu, RemoteInterruptsOfCoroutinesGoingToSleepKeepTheRunQueueIntact) {
+    constexpr int kSleepers = 16;
+    std::atomic<bool> stop{false};
+    std::atomic<int> finished{0};
+    photon::thread* sleepers[kSleepers];
+    photon::join_handle* handles[kSleepers];
+    for (int i = 0; i < kSleepers; i++) {
+        sleepers[i] = photon::thread_create11([&] {
+            auto t0 = Clock::now();
+            while (!stop && us_since(t0) < 3 * 1000 * 1000) photon::thread_usleep(2000);
+            finished++;
+        });
+        handles[i] = photon::thread_enable_join(sleepers[i]);
+    }
+    std::thread interrupter([&] {
+        auto t0 = Clock::now();
+        while (us_since(t0) < 1500 * 1000)
+            for (auto th : sleepers) photon::thread_interrupt(th, EINTR);
+        stop = true;
+    });
+    for (auto h : handles) photon::thread_join(h);
+    interrupter.join();
+    EXPECT_EQ(kSleepers, finished.load());
+    EXPECT_EQ(1u, photon::get_info(photon::INFO_RUNNABLE_THREAD_NUM));  // only this one
+    EXPECT_EQ(1u, photon::get_info(photon::INFO_THREAD_NUM));
+}

@@ -13,7 +13,7 @@ mutex::~mutex() {
 int mutex::lock(Timeout timeout) {
     thread* self = CURRENT;
     if (!self) LOG_ERROR_RETURN(ENOSYS, -1, "mutex::lock: not a vCPU");
-    if (try_lock() == 0) return 0;
+    if (try_lock_as(self) == 0) return 0;
     if (owner.load(std::memory_order_relaxed) == self) {
         errno = EDEADLK;
         return -1;
@@ -21,11 +21,11 @@ int mutex::lock(Timeout timeout) {
     for (uint16_t i = 0; i < retries; i++) {
         if (timeout.expired()) break;
         thread_yield();
-        if (try_lock() == 0) return 0;
+        if (try_lock_as(self) == 0) return 0;
     }
     while (true) {
         q.lock.lock();
-        if (try_lock() == 0) {
+        if (try_lock_as(self) == 0) {
             q.lock.unlock();
             return 0;
         }

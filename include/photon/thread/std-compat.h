@@ -44,7 +44,7 @@ uint64_t to_us(const ::std::chrono::duration<Rep, Period>& d) {
     using namespace ::std::chrono;
     if (d <= d.zero()) return 0;
     constexpr auto century = hours(24 * 365 * 100);
-    if (d > duration_cast<duration<Rep, Period>>(century)) return UINT64_MAX;
+    if (d > century) return UINT64_MAX;  // compared in the common type: no overflow
     auto us = duration_cast<microseconds>(d);
     if (us < d) us += microseconds(1);  // never wake early
     return (uint64_t)us.count();

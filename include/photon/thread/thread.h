@@ -269,15 +269,19 @@ public:
     ~mutex();
 
     int lock(Timeout timeout = {});
-    int try_lock() {
-        thread* expected = nullptr;
-        return owner.compare_exchange_strong(expected, CURRENT, std::memory_order_acquire) ? 0 : -1;
-    }
+    int try_lock() { return try_lock_as(CURRENT); }
     bool locked() const { return owner.load(std::memory_order_relaxed) != nullptr; }
     // Non-owner: EINVAL, no effect.
     void unlock();
 
 protected:
+    // Takes `self` rather than reading CURRENT: after a switch the coroutine
+    // may run on another OS thread (thread_migrate), and a thread pointer the
+    // compiler computed before the switch would name the old one.
+    int try_lock_as(thread* self) {
+        thread* expected = nullptr;
+        return owner.compare_exchange_strong(expected, self, std::memory_order_acquire) ? 0 : -1;
+    }
     std::atomic<thread*> owner{nullptr};
     waitq q;
     uint16_t retries;
@@ -328,7 +332,8 @@ public:
 
     int lock(bool must_lock = true) {
         int ret;
-        while ((ret = lock_once()) < 0 && must_lock) {
+        // Retry interrupted locks; a relock by the owner or a bad lock fails.
+        while ((ret = lock_once()) < 0 && must_lock && errno != EDEADLK && errno != EINVAL) {
         }
         m_locked = (ret == 0);
         return ret;
