@@ -118,6 +118,8 @@ void idle_until_runnable(vcpu_t* v) {
     }
 }
 
+}  // namespace
+
 void notify_vcpu(vcpu_t* v) {
     std::atomic_thread_fence(std::memory_order_seq_cst);            // standby published first
     if (!v->idle_sleeping.load(std::memory_order_seq_cst)) return;  // it will look anyway
@@ -128,8 +130,6 @@ void notify_vcpu(vcpu_t* v) {
         futex_wake(&v->futex_word);
     }
 }
-
-}  // namespace
 
 void vcpu_maintenance(vcpu_t* v) {
     __update_now();
@@ -280,7 +280,5 @@ void wake_wait_all(vcpu_t* v) {
         w->lock.unlock();
     }
 }
-
-void notify_vcpu_public(vcpu_t* v) { notify_vcpu(v); }
 
 }  // namespace photon

@@ -15,7 +15,6 @@ namespace photon {
 
 namespace {
 
-std::atomic<uint64_t> g_mapped{0}, g_pooled{0}, g_unguarded{0}, g_reused{0};
 std::atomic<size_t> g_cache_limit{1024};
 Delegate<void*, size_t> g_custom_alloc;
 Delegate<void, void*, size_t> g_custom_dealloc;
@@ -24,7 +23,6 @@ stack_block* init_block(char* base, size_t total, size_t usable, bool guarded, b
     auto b = reinterpret_cast<stack_block*>(base + total - kStackBlockBytes);
     *b = stack_block{base, total, usable, nullptr, 0, guarded, custom};
     b->valgrind_id = annotate_stack_register(base + total - usable, base + total);
-    g_mapped.fetch_add(1, std::memory_order_relaxed);
     return b;
 }
 
@@ -41,7 +39,6 @@ stack_block* map_stack(size_t usable) {
     bool guarded = mprotect(base, guard, PROT_NONE) == 0;
     if (!guarded) {
         // Each guard page costs a memory map; past vm.max_map_count it fails.
-        g_unguarded.fetch_add(1, std::memory_order_relaxed);
         LOG_FIRST_N(1, LOG_WARN("stack guard page not set (` ): raise vm.max_map_count; "
                                 "continuing without guard pages",
                                 ERRNO()));
@@ -51,8 +48,6 @@ stack_block* map_stack(size_t usable) {
 
 void unmap_stack(stack_block* b) {
     annotate_stack_deregister(b->valgrind_id);
-    g_mapped.fetch_sub(1, std::memory_order_relaxed);
-    if (!b->guarded) g_unguarded.fetch_sub(1, std::memory_order_relaxed);
     if (b->custom) {
         g_custom_dealloc(b->base, b->total);
     } else {
@@ -65,10 +60,6 @@ void unmap_stack(stack_block* b) {
 size_t page_size() {
     static const size_t ps = (size_t)sysconf(_SC_PAGESIZE);
     return ps;
-}
-
-stack_stats get_stack_stats() {
-    return {g_mapped.load(), g_pooled.load(), g_unguarded.load(), g_reused.load()};
 }
 
 stack_pool::bucket* stack_pool::find(size_t usable) {
@@ -89,10 +80,7 @@ stack_block* stack_pool::get(size_t size) {
     if (bucket* bk = find(usable)) {
         if (stack_block* b = bk->head) {
             bk->head = b->next;
-            bk->count--;
             cached_--;
-            g_pooled.fetch_sub(1, std::memory_order_relaxed);
-            g_reused.fetch_add(1, std::memory_order_relaxed);
             return b;
         }
     }
@@ -106,14 +94,12 @@ void stack_pool::put(stack_block* b) {
     }
     bucket* bk = find(b->usable);
     if (!bk) {
-        buckets_.push_back({b->usable, nullptr, 0});
+        buckets_.push_back({b->usable, nullptr});
         bk = &buckets_.back();
     }
     b->next = bk->head;
     bk->head = b;
-    bk->count++;
     cached_++;
-    g_pooled.fetch_add(1, std::memory_order_relaxed);
 }
 
 void stack_pool::trim(size_t keep) {
@@ -121,9 +107,7 @@ void stack_pool::trim(size_t keep) {
         while (cached_ > keep && bk.head) {
             stack_block* b = bk.head;
             bk.head = b->next;
-            bk.count--;
             cached_--;
-            g_pooled.fetch_sub(1, std::memory_order_relaxed);
             unmap_stack(b);
         }
     }

@@ -22,15 +22,6 @@ struct stack_block {
 // Every stack_block leaves this many bytes at its top for itself.
 constexpr size_t kStackBlockBytes = 64;
 
-// Process-wide counters, for tests and statistics.
-struct stack_stats {
-    uint64_t mapped;     // stacks currently allocated (pooled or in use)
-    uint64_t pooled;     // of those, cached for reuse
-    uint64_t unguarded;  // allocated without a guard page (map count limit)
-    uint64_t reused;     // allocations served from a pool
-};
-stack_stats get_stack_stats();
-
 // A vCPU's cache of free stacks. Only its vCPU touches it.
 class stack_pool {
 public:
@@ -50,7 +41,6 @@ private:
     struct bucket {
         size_t usable;
         stack_block* head;
-        size_t count;
     };
     bucket* find(size_t usable);
     std::vector<bucket> buckets_;

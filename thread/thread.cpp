@@ -117,7 +117,8 @@ thread* thread_create(thread_entry start, void* arg, uint64_t stack_size, uint32
     th->stack_hi = top;
     th->stack_lo = b->base + (b->total - b->usable);
     th->reserved_size = reserved_space;
-    th->reserved = reinterpret_cast<char*>((tcb - reserved_space) & ~(uintptr_t)15);
+    th->reserved =
+        reinterpret_cast<char*>((tcb - reserved_space) & ~(uintptr_t)(arch::kStackAlignment - 1));
     if (flags & THREAD_JOINABLE) th->flags |= TF_JOINABLE;
     th->sp = arch::photon_make_context(th->reserved, &thread_stub, th);
 #ifdef PHOTON_TSAN

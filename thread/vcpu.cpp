@@ -14,8 +14,6 @@
 
 namespace photon {
 
-void notify_vcpu_public(vcpu_t* v);
-
 void thread_key_run_destructors(thread* th);
 void stack_guard_vcpu_init();
 void stack_guard_vcpu_fini();
@@ -205,7 +203,7 @@ void hand_over(thread* th, vcpu_t* to) {
     to->standby.push_back(th);
     to->has_standby.store(true, std::memory_order_seq_cst);
     to->standby_lock.unlock();
-    notify_vcpu_public(to);
+    notify_vcpu(to);
     th->lock.unlock();
 }
 

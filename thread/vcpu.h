@@ -78,6 +78,10 @@ inline void wake_sleeper(thread* th, int err) {
     th->lock.unlock();
 }
 
+// Makes vCPU v look at its standby list: a wakeup syscall only if it is
+// blocked idle. Any OS thread.
+void notify_vcpu(vcpu_t* v);
+
 // Puts CURRENT to sleep until `deadline` (absolute, on `now`) or a wakeup;
 // runs defer(arg) once committed. Returns the wakeup result: 0, an errno
 // value, or kTimedOut.

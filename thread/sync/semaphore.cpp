@@ -45,7 +45,7 @@ int semaphore::wait_interruptible(uint64_t n, Timeout timeout) {
         q.lock.unlock();
         return 0;
     }
-    CURRENT ? (void)(CURRENT->wait_arg = n) : (void)0;
+    if (CURRENT) CURRENT->wait_arg = n;
     int ret = waitq_sleep(&q, timeout);
     // Leaving the front may let those behind us proceed.
     if (ret < 0) grant_waiters(&q, m_count, m_ooo_resume);

@@ -40,12 +40,6 @@ void waitq_erase(waitq* q, thread* th) {
     th->wq_prev = th->wq_next = nullptr;
 }
 
-thread* waitq_pop(waitq* q) {
-    thread* th = waitq_front(q);
-    if (th) waitq_erase(q, th);
-    return th;
-}
-
 void waitq_wake(waitq* q, thread* th) {
     waitq_erase(q, th);
     th->lock.lock();

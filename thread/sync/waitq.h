@@ -15,7 +15,6 @@ namespace photon {
 // All with q->lock held.
 void waitq_push(waitq* q, thread* th);
 thread* waitq_front(waitq* q);
-thread* waitq_pop(waitq* q);
 void waitq_erase(waitq* q, thread* th);
 // Pops and wakes the front waiter; returns it or nullptr.
 thread* waitq_wake_one(waitq* q);
