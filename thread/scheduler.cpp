@@ -5,6 +5,8 @@
 
 #include <ctime>
 
+#include <photon/io/fd-events.h>
+
 #include "arch/context.h"
 #include "fiber_annotations.h"
 #include "vcpu.h"
@@ -18,6 +20,9 @@ namespace {
 // Clock and timers are checked every this many switches, so coroutines that
 // only switch among themselves never starve sleepers for long.
 constexpr uint64_t kMaintenanceMask = 63;
+// A vCPU that never idles still polls its event engine this often (us), so
+// busy coroutines delay I/O by at most about this much.
+constexpr uint64_t kEnginePollUs = 50;
 
 inline void before_switch(thread* from, thread* to, bool from_dies) {
 #ifdef PHOTON_ASAN
@@ -67,8 +72,15 @@ void drain_standby(vcpu_t* v) {
     v->standby_lock.unlock();
     while (thread* th = list.pop_front()) {
         th->lock.lock();
+        if (th->flags & TF_MIGRATING) {
+            th->flags &= ~TF_MIGRATING;
+            if (th->state == SLEEPING) {  // moved while asleep: sleeps on here
+                if (th->deadline != UINT64_MAX) v->sleepq.push(th);
+                th->lock.unlock();
+                continue;
+            }
+        }
         v->sleepq.erase(th);
-        th->flags &= ~TF_MIGRATING;
         th->state = READY;
         v->rq.push_back(th);
         th->lock.unlock();
@@ -89,11 +101,19 @@ void fire_timers(vcpu_t* v) {
     }
 }
 
-// Blocks the OS thread until the run queue has work. Runs on the stack of
+// Timers and standby: the part of maintenance that needs no syscall.
+void run_due(vcpu_t* v) {
+    __update_now();
+    fire_timers(v);
+    drain_standby(v);
+}
+
+// Blocks the OS thread until the run queue has work: in the event engine,
+// which may wake coroutines itself, or in a futex. Runs on the stack of
 // whichever coroutine went to sleep last.
 void idle_until_runnable(vcpu_t* v) {
     while (v->rq.empty()) {
-        vcpu_maintenance(v);
+        run_due(v);
         if (!v->rq.empty()) return;
         uint64_t deadline = v->sleepq.next_deadline();
         // Read the clock once: other vCPUs move it, and a deadline that has
@@ -109,12 +129,13 @@ void idle_until_runnable(vcpu_t* v) {
         v->idle_sleeping.store(true, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (!v->has_standby.load(std::memory_order_seq_cst)) {
-            if (v->engine.wait)
-                v->engine.wait(v->engine.ctx, timeout);
+            if (MasterEventEngine* engine = v->master_event_engine)
+                engine->wait_and_fire_events(timeout);
             else
                 futex_wait(&v->futex_word, seen, timeout);
         }
         v->idle_sleeping.store(false, std::memory_order_relaxed);
+        v->engine_polled = clock_now();
     }
 }
 
@@ -123,8 +144,8 @@ void idle_until_runnable(vcpu_t* v) {
 void notify_vcpu(vcpu_t* v) {
     std::atomic_thread_fence(std::memory_order_seq_cst);            // standby published first
     if (!v->idle_sleeping.load(std::memory_order_seq_cst)) return;  // it will look anyway
-    if (v->engine.notify) {
-        v->engine.notify(v->engine.ctx);
+    if (MasterEventEngine* engine = v->master_event_engine) {
+        engine->cancel_wait();
     } else {
         v->futex_word.fetch_add(1, std::memory_order_release);
         futex_wake(&v->futex_word);
@@ -132,13 +153,20 @@ void notify_vcpu(vcpu_t* v) {
 }
 
 void vcpu_maintenance(vcpu_t* v) {
-    __update_now();
-    fire_timers(v);
-    drain_standby(v);
+    run_due(v);
+    MasterEventEngine* engine = v->master_event_engine;
+    if (engine && clock_now() - v->engine_polled >= kEnginePollUs) {
+        v->engine_polled = clock_now();
+        engine->wait_and_fire_events(0);
+    }
 }
 
 void make_ready_locked(thread* th, int err) {
     th->error_number = err;
+    if (th->flags & TF_MIGRATING) {  // a sleeper in its new vCPU's standby list
+        th->state = STANDBY;         // already: drain_standby will run it
+        return;
+    }
     vcpu_t* v = th->vcpu;
     if (CURRENT && CURRENT->vcpu == v) {
         v->sleepq.erase(th);

@@ -62,8 +62,10 @@ void on_dead(void* arg) {
     thread_key_run_destructors(self);
     self->retval = retval;
     vcpu_t* v = self->vcpu;
-    v->nthreads--;
-    wake_wait_all(v);
+    if (!(self->flags & TF_DAEMON)) {
+        v->nthreads--;
+        wake_wait_all(v);
+    }
     // Wake the joiner now so that there is someone to switch to; it sees DONE
     // only after on_dead (and sleeps again if it gets there first).
     self->lock.lock();
@@ -120,11 +122,12 @@ thread* thread_create(thread_entry start, void* arg, uint64_t stack_size, uint32
     th->reserved =
         reinterpret_cast<char*>((tcb - reserved_space) & ~(uintptr_t)(arch::kStackAlignment - 1));
     if (flags & THREAD_JOINABLE) th->flags |= TF_JOINABLE;
+    if (flags & THREAD_DAEMON) th->flags |= TF_DAEMON;
     th->sp = arch::photon_make_context(th->reserved, &thread_stub, th);
 #ifdef PHOTON_TSAN
     th->tsan_fiber = __tsan_create_fiber(0);
 #endif
-    v->nthreads++;
+    if (!(flags & THREAD_DAEMON)) v->nthreads++;
     v->rq.push_back(th);
     return th;
 }
@@ -257,6 +260,10 @@ int thread_usleep_defer(Timeout timeout, defer_func defer, void* defer_arg) {
     if (e == 0) return 0;
     errno = e;
     return -1;
+}
+
+void thread_pin_current(bool pin) {
+    if (thread* self = CURRENT) self->pins += pin ? 1 : -1;
 }
 
 int thread_interrupt(thread* th, int error_number) {

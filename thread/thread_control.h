@@ -17,8 +17,14 @@ struct stack_block;
 // Flag bits of thread::flags.
 constexpr uint32_t TF_JOINABLE = 1;
 constexpr uint32_t TF_SHUTDOWN = 2;
-constexpr uint32_t TF_MAIN = 4;       // the OS thread's own stack: not freed
-constexpr uint32_t TF_MIGRATING = 8;  // in another vCPU's standby, to be adopted
+constexpr uint32_t TF_MAIN = 4;  // the OS thread's own stack: not freed
+// In its new vCPU's standby list, to be adopted; a sleeper (still SLEEPING)
+// then sleeps on there, one woken meanwhile (STANDBY) runs.
+constexpr uint32_t TF_MIGRATING = 8;
+// Waits for an fd event of its vCPU's event engine, which only that vCPU can
+// deliver: thread_migrate refuses it (EBUSY). Set by the engines in io/.
+constexpr uint32_t TF_ENGINE_WAIT = 16;
+constexpr uint32_t TF_DAEMON = 32;  // THREAD_DAEMON: not in nthreads
 
 // An atomic with relaxed loads and stores, for fields that other vCPUs peek
 // at without ordering needs (the lock that guards transitions orders them).
@@ -48,6 +54,7 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
     // Pending interrupt errno (-1 = none). Written under `lock` or by the owner.
     relaxed<int> error_number = -1;
     relaxed<uint32_t> flags = 0;  // TF_*; written under `lock` once shared
+    uint32_t pins = 0;            // thread_pin_current(); only its own vCPU reads it
     spinlock lock;                // guards state transitions against other vCPUs
 
     // Sleep queue: absolute deadline on `now` and index in the vCPU's heap.

@@ -1,10 +1,12 @@
 // vCPU life cycle, the clock, statistics and migration.
 #include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
 #include <ctime>
 #include <thread>
+#include <utility>
 
 #include <photon/common/alog.h>
 
@@ -141,6 +143,8 @@ int vcpu_fini() {
     return 0;
 }
 
+void spin_yield() { sched_yield(); }
+
 vcpu_base* get_vcpu(thread* th) { return th ? th->vcpu : nullptr; }
 
 uint64_t get_info(uint64_t type, vcpu_base* vb) {
@@ -189,32 +193,91 @@ uint64_t get_info(uint64_t type, vcpu_base* vb) {
 
 namespace {
 
-// Queues `th` (off every queue of its old vCPU) on `to`, which adopts it.
-void hand_over(thread* th, vcpu_t* to) {
+// Queues `th` on `to`, which adopts it. th->lock is held and th is on no
+// queue of its old vCPU. A sleeper stays SLEEPING: TF_MIGRATING tells its
+// wakers that it is queued already (make_ready_locked then only marks it
+// STANDBY), and drain_standby puts it in `to`'s sleep queue.
+void hand_over_locked(thread* th, vcpu_t* to) {
     to->nthreads.fetch_add(1, std::memory_order_relaxed);
-    // Queue and notify under th->lock, as make_ready_locked does: `to` drains
-    // th only after taking that lock, so it cannot run th, see it end and
-    // finish (freeing itself) before we are done with it.
-    th->lock.lock();
-    th->state = STANDBY;
+    if (th->state != SLEEPING) th->state = STANDBY;
     th->flags |= TF_MIGRATING;
     th->vcpu = to;
     to->standby_lock.lock();
     to->standby.push_back(th);
     to->has_standby.store(true, std::memory_order_seq_cst);
     to->standby_lock.unlock();
+    // Still under th->lock, as make_ready_locked does: `to` drains th only
+    // after taking that lock, so it cannot run th, see it end and finish
+    // (freeing itself) before we are done with it.
     notify_vcpu(to);
-    th->lock.unlock();
 }
 
-struct migration {
-    thread* th;
-    vcpu_t* to;
-};
-
 void migrate_hook(void* arg) {
-    auto m = static_cast<migration*>(arg);
-    hand_over(m->th, m->to);
+    auto m = static_cast<std::pair<thread*, vcpu_t*>*>(arg);
+    m->first->lock.lock();
+    hand_over_locked(m->first, m->second);
+    m->first->lock.unlock();
+}
+
+// Why `th` (locked) cannot leave vCPU v: 0 if it can.
+int unmovable_locked(thread* th, vcpu_t* v) {
+    if (th->vcpu != v || (th->flags & (TF_MAIN | TF_DAEMON)) || th->state == DONE) return EINVAL;
+    // Only v's event engine can deliver its event (the engines pin their
+    // waiters); wait_all() watches v.
+    if ((th->flags & TF_ENGINE_WAIT) || th->pins) return EBUSY;
+    if (th->state == SLEEPING && th == v->wait_all_waiter) return EBUSY;
+    return 0;
+}
+
+// Takes locked `th`, not running, off v's run queue, standby list and
+// sleep queue; a sleeper keeps its deadline (UINT64_MAX if none) for the
+// next vCPU's sleep queue. Runs on v, the only one that drains its standby.
+void detach_locked(thread* th, vcpu_t* v) {
+    if (th->state == READY) {
+        v->rq.erase(th);
+        return;
+    }
+    bool migrating_in = th->flags & TF_MIGRATING;  // its deadline is set already
+    if (th->state == STANDBY || migrating_in) {
+        v->standby_lock.lock();
+        v->standby.erase(th);
+        v->standby_lock.unlock();
+    }
+    if (th->heap_index >= 0)
+        v->sleepq.erase(th);
+    else if (!migrating_in)
+        th->deadline = UINT64_MAX;  // sleep_current leaves it stale then
+}
+
+int migrate_self(thread* self, vcpu_t* to) {
+    vcpu_t* v = self->vcpu;
+    if (self->flags & (TF_MAIN | TF_DAEMON))
+        LOG_ERROR_RETURN(EINVAL, -1, "thread_migrate: a main or daemon coroutine cannot move");
+    if (self->pins) LOG_ERROR_RETURN(EBUSY, -1, "thread_migrate: pinned to its vCPU");
+    if (to == v) return 0;
+    v->nthreads--;
+    wake_wait_all(v);
+    // Handed over from the next coroutine's stack, once nothing runs on ours.
+    std::pair<thread*, vcpu_t*> m{self, to};
+    switch_out_hooked(v, self, &migrate_hook, &m, false);
+    return 0;
+}
+
+int migrate_other(thread* th, vcpu_t* v, vcpu_t* to) {
+    th->lock.lock();
+    if (int e = unmovable_locked(th, v)) {
+        th->lock.unlock();
+        LOG_ERROR_RETURN(e, -1, "thread_migrate: coroutine ` cannot move (state `, flags `)", th,
+                         (int)th->state, (uint32_t)th->flags);
+    }
+    if (to != v) {
+        detach_locked(th, v);
+        v->nthreads--;
+        hand_over_locked(th, to);
+    }
+    th->lock.unlock();
+    if (to != v) wake_wait_all(v);
+    return 0;
 }
 
 }  // namespace
@@ -223,22 +286,8 @@ int thread_migrate(thread* th, vcpu_base* vb) {
     thread* self = CURRENT;
     auto to = static_cast<vcpu_t*>(vb);
     if (!self || !to) LOG_ERROR_RETURN(EINVAL, -1, "thread_migrate: no such vCPU");
-    if (!th) th = self;
-    vcpu_t* v = self->vcpu;
-    if (th->vcpu != v || (th != self && th->state != READY) || (th->flags & TF_MAIN))
-        LOG_ERROR_RETURN(EINVAL, -1, "thread_migrate: only a READY coroutine of this vCPU");
-    if (to == v) return 0;
-    v->nthreads--;
-    wake_wait_all(v);
-    if (th != self) {
-        v->rq.erase(th);
-        hand_over(th, to);
-    } else {
-        // Handed over from the next coroutine's stack, once nothing runs on ours.
-        migration m{self, to};
-        switch_out_hooked(v, self, &migrate_hook, &m, false);
-    }
-    return 0;
+    if (!th || th == self) return migrate_self(self, to);
+    return migrate_other(th, self->vcpu, to);
 }
 
 }  // namespace photon

@@ -21,16 +21,6 @@
 
 namespace photon {
 
-// How a vCPU blocks when it has nothing to run: the seam where io/ plugs in
-// an event engine. wait() blocks up to timeout_us (UINT64_MAX: no limit) or
-// until notify() and may wake coroutines meanwhile; notify() may be called
-// from any OS thread.
-struct idle_engine {
-    void* ctx = nullptr;
-    int (*wait)(void* ctx, uint64_t timeout_us) = nullptr;
-    void (*notify)(void* ctx) = nullptr;
-};
-
 // thread::error_number of a sleeper woken by its deadline.
 constexpr int kTimedOut = -2;
 
@@ -51,8 +41,8 @@ struct vcpu_t : vcpu_base {
     intrusive_list<thread> standby;
     std::atomic<bool> has_standby{false};
     std::atomic<bool> idle_sleeping{false};
-    std::atomic<uint32_t> futex_word{0};
-    idle_engine engine;
+    std::atomic<uint32_t> futex_word{0};  // idle wait without an event engine
+    uint64_t engine_polled = 0;            // `now` at the last non-blocking engine poll
 
     ~vcpu_t() {
         rq.release();
@@ -95,7 +85,8 @@ void switch_out_hooked(vcpu_t* v, thread* self, void (*hook)(void*), void* arg, 
 // Wakes the wait_all() waiter once only it is left.
 void wake_wait_all(vcpu_t* v);
 
-// Refreshes `now`; runs expired timers and drains standby into the run queue.
+// Refreshes `now`; runs expired timers, drains standby into the run queue
+// and, at most every kEnginePollUs, polls the event engine without blocking.
 void vcpu_maintenance(vcpu_t* v);
 
 }  // namespace photon

@@ -38,6 +38,9 @@ namespace detail {
 
 [[noreturn]] void throw_error(int err, const char* what);
 
+// Moves `th`, a new READY coroutine, round-robin into the work pool, if any.
+void spread_into_work_pool(photon::thread* th);
+
 // Microseconds from now to `d` for photon's sleeps: <= 0 is 0, huge is -1.
 template <class Rep, class Period>
 uint64_t to_us(const ::std::chrono::duration<Rep, Period>& d) {
@@ -81,6 +84,7 @@ public:
         m_th = photon::thread_create11(::std::forward<Function>(f), ::std::forward<Args>(args)...);
         if (!m_th) detail::throw_error(errno, "photon_std::thread: cannot create");
         photon::thread_enable_join(m_th);
+        detail::spread_into_work_pool(m_th);
     }
     thread(thread&& r) noexcept : m_th(r.m_th) { r.m_th = nullptr; }
     thread& operator=(thread&& r) noexcept {
@@ -280,8 +284,22 @@ template <class Clock, class Duration>
 inline void sleep_until(const ::std::chrono::time_point<Clock, Duration>& t) {
     photon::thread_usleep(detail::until_us(t));
 }
+// Moves the calling coroutine to the next work-pool vCPU (round-robin); it
+// returns on that vCPU's OS thread. Throws EPERM if there is no work pool.
+void migrate();
 
 }  // namespace this_thread
+
+// Starts the global work pool: vcpu_num extra vCPUs, each on its own OS
+// thread with photon::init(event_engine, io_engine). New photon_std::threads
+// are then spread over them round-robin. -1 with EINVAL (vcpu_num < 1) or
+// EALREADY (a pool exists). Blocks the calling OS thread until they are up.
+int work_pool_init(int vcpu_num = 1,
+                   int event_engine = photon::INIT_EVENT_DEFAULT & (~photon::INIT_EVENT_SIGNAL),
+                   int io_engine = 0);
+// Stops the global work pool: waits for the coroutines on its vCPUs to end.
+// -1 with EALREADY if there is none.
+int work_pool_fini();
 
 using ::std::swap;  // our overload must not hide the standard ones
 inline void swap(thread& a, thread& b) noexcept { a.swap(b); }

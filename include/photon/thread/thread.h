@@ -34,6 +34,10 @@ constexpr uint8_t VCPU_ENABLE_PASSIVE_WORK_STEALING = 2;
 constexpr uint32_t THREAD_JOINABLE = 1;
 constexpr uint32_t THREAD_ENABLE_WORK_STEALING = 2;
 constexpr uint32_t THREAD_PAUSE_WORK_STEALING = 4;
+// Photon extension: a service coroutine (an engine's reaper, the signal
+// loop) that does not count for wait_all(), vcpu_fini() or INFO_THREAD_NUM
+// and cannot migrate. Its owner must end it before photon::fini().
+constexpr uint32_t THREAD_DAEMON = 1u << 8;
 
 enum states { READY = 0, RUNNING = 1, SLEEPING = 2, DONE = 4, STANDBY = 8 };
 
@@ -169,8 +173,19 @@ inline int thread_resume(thread* th) { return thread_interrupt(th, 0); }
 // sleeps last at most 10 ms and fail with EPERM.
 int thread_shutdown(thread* th, bool flag = true);
 
-// Moves READY `th` (or CURRENT) of this vCPU to `vcpu`. 0, -1 EINVAL.
+// Moves `th` (nullptr: CURRENT), a coroutine of this vCPU, to `vcpu`. A
+// ready one runs there; a sleeping one (thread_usleep, a lock, condition
+// variable, semaphore or join wait) sleeps on there with the same deadline,
+// and its wakeup resumes it there. Moving CURRENT returns on the new vCPU's
+// OS thread. 0 (also if it is on `vcpu` already); -1 with EINVAL (no
+// `vcpu`, a coroutine of another vCPU, the main coroutine, an ended one) or
+// EBUSY (it waits for an event of this vCPU's event engine, or in wait_all()).
 int thread_migrate(thread* th, vcpu_base* vcpu);
+
+// Photon extension: pins (pin = true) or unpins CURRENT to its vCPU; while
+// pinned (pins nest) thread_migrate() refuses it with EBUSY. Event engines
+// pin the coroutines parked in them: only their vCPU can wake them.
+void thread_pin_current(bool pin);
 
 inline void thread_pause_work_stealing(bool, thread* = CURRENT) {}
 #define SCOPED_PAUSE_WORK_STEALING
@@ -201,12 +216,24 @@ inline void spin_wait_n(uint32_t n) {
 
 // ---- locks (usable across vCPUs) -------------------------------------------
 
+// Gives the OS thread's CPU away for a moment (sched_yield).
+void spin_yield();
+
 // Busy-waiting lock; never sleeps. Keep critical sections short.
 class spinlock {
 public:
     int lock() {
-        while (_lock.exchange(true, std::memory_order_acquire))
-            while (_lock.load(std::memory_order_relaxed)) spin_wait();
+        while (_lock.exchange(true, std::memory_order_acquire)) {
+            // Spin, then yield the CPU: the holder may have been preempted on
+            // this one (a wakeup syscall made under the lock can switch to
+            // the woken thread at once), and it cannot finish while we spin.
+            for (uint32_t i = 0; _lock.load(std::memory_order_relaxed); i++) {
+                if (i < kSpinsBeforeYield)
+                    spin_wait();
+                else
+                    spin_yield();
+            }
+        }
         return 0;
     }
     int try_lock() {
@@ -219,6 +246,7 @@ public:
     void unlock() { _lock.store(false, std::memory_order_release); }
 
 protected:
+    static constexpr uint32_t kSpinsBeforeYield = 128;
     std::atomic<bool> _lock{false};
 };
 

@@ -1,0 +1,43 @@
+// A fixture that runs each test once per master event engine (epoll and
+// io_uring) on a fresh vCPU, skipping io_uring where the kernel refuses it.
+#pragma once
+
+#include <photon/io/fd-events.h>
+#include <photon/photon.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "../thread/test_util.h"
+
+namespace photon_test {
+
+class EngineTest : public ::testing::TestWithParam<uint64_t> {
+protected:
+    void SetUp() override {
+        if (photon::init(GetParam(), photon::INIT_IO_NONE) < 0) {
+            if (GetParam() == photon::INIT_EVENT_IOURING)
+                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
+            FAIL() << "photon::init failed: " << strerror(errno);
+        }
+        ASSERT_EQ(GetParam(), photon::master_event_engine_kind());
+    }
+    void TearDown() override {
+        if (photon::CURRENT) {
+            EXPECT_EQ(0, photon::fini());
+        }
+    }
+};
+
+inline std::string engine_name(const ::testing::TestParamInfo<uint64_t>& info) {
+    return info.param == photon::INIT_EVENT_IOURING ? "iouring" : "epoll";
+}
+
+#define PHOTON_INSTANTIATE_ENGINE_TESTS(suite)                                                   \
+    INSTANTIATE_TEST_SUITE_P(                                                                    \
+        Engines, suite, ::testing::Values(photon::INIT_EVENT_EPOLL, photon::INIT_EVENT_IOURING), \
+        ::photon_test::engine_name)
+
+}  // namespace photon_test

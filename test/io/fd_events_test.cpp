@@ -1,0 +1,339 @@
+// Master event engines: wait_for_fd semantics on epoll and io_uring alike.
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include <photon/io/fd-events.h>
+#include <photon/thread/thread.h>
+
+#include "engine_fixture.h"
+
+using namespace photon;
+using namespace photon_test;
+
+namespace {
+
+struct pipe_fds {
+    int r = -1, w = -1;
+    pipe_fds() {
+        int fds[2];
+        if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0) r = fds[0], w = fds[1];
+    }
+    ~pipe_fds() {
+        if (r >= 0) close(r);
+        if (w >= 0) close(w);
+    }
+    void put(char c = 'x') { ASSERT_EQ(1, write(w, &c, 1)); }
+};
+
+class FdEvents : public EngineTest {};
+
+TEST_P(FdEvents, WaitReturnsWhenDataArrives) {
+    pipe_fds p;
+    int result = -2;
+    auto t = spawn([&] { result = wait_for_fd_readable(p.r, kLongUs); });
+    ASSERT_TRUE(until_sleeping(t.th));
+    thread_usleep(1000);
+    EXPECT_EQ(-2, result);
+    p.put();
+    t.join();
+    EXPECT_EQ(0, result);
+}
+
+TEST_P(FdEvents, ReadableFdReturnsAtOnceLevelTriggered) {
+    pipe_fds p;
+    p.put();
+    EXPECT_EQ(0, wait_for_fd_readable(p.r, kLongUs));
+    // Not consumed: still readable, whatever edges came before.
+    EXPECT_EQ(0, wait_for_fd_readable(p.r, kLongUs));
+    EXPECT_EQ(0, wait_for_fd_writable(p.w, kLongUs));
+}
+
+TEST_P(FdEvents, WaitTimesOutWithEtimedout) {
+    pipe_fds p;
+    auto t0 = Clock::now();
+    EXPECT_EQ(-1, wait_for_fd_readable(p.r, 20 * 1000));
+    EXPECT_EQ(ETIMEDOUT, errno);
+    EXPECT_GE(us_since(t0), 19 * 1000u);
+}
+
+TEST_P(FdEvents, ExpiredTimeoutPollsOnce) {
+    pipe_fds p;
+    EXPECT_EQ(-1, wait_for_fd_readable(p.r, 0));
+    EXPECT_EQ(ETIMEDOUT, errno);
+    p.put();
+    EXPECT_EQ(0, wait_for_fd_readable(p.r, 0));
+}
+
+TEST_P(FdEvents, BadArgumentsFailWithEinval) {
+    EXPECT_EQ(-1, wait_for_fd(-1, EVENT_READ, 1000));
+    EXPECT_EQ(EINVAL, errno);
+    pipe_fds p;
+    EXPECT_EQ(-1, wait_for_fd(p.r, 0, 1000));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_P(FdEvents, InterruptedWaitFailsWithInterruptersErrno) {
+    pipe_fds p;
+    int result = 0, err = 0;
+    auto t = spawn([&] {
+        result = wait_for_fd_readable(p.r, kLongUs);
+        err = errno;
+    });
+    ASSERT_TRUE(until_sleeping(t.th));
+    thread_interrupt(t.th, ECANCELED);
+    t.join();
+    EXPECT_EQ(-1, result);
+    EXPECT_EQ(ECANCELED, err);
+}
+
+TEST_P(FdEvents, InterruptFromPlainThreadWakesIdleEngine) {
+    pipe_fds p;
+    thread* self = CURRENT;
+    std::thread other([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        thread_interrupt(self, EINTR);
+    });
+    // The vCPU has nothing else to run: it blocks in the engine until the
+    // interrupt's notification.
+    EXPECT_EQ(-1, wait_for_fd_readable(p.r, kLongUs));
+    EXPECT_EQ(EINTR, errno);
+    other.join();
+}
+
+// A waiter that left by timeout or interrupt must leave nothing behind: the
+// event that comes later must not touch its (gone) stack frame.
+TEST_P(FdEvents, EventAfterTimeoutOrInterruptTouchesNoStaleWaiter) {
+    pipe_fds p;
+    EXPECT_EQ(-1, wait_for_fd_readable(p.r, 1000));
+    auto t = spawn([&] { wait_for_fd_readable(p.r, kLongUs); });
+    ASSERT_TRUE(until_sleeping(t.th));
+    thread_interrupt(t.th, EINTR);
+    t.join();
+    p.put();
+    run_others();
+    thread_usleep(1000);  // the engine sees and fires the event now
+    char c;
+    EXPECT_EQ(1, read(p.r, &c, 1));
+    EXPECT_EQ(-1, wait_for_fd_readable(p.r, 1000));
+    EXPECT_EQ(ETIMEDOUT, errno);
+}
+
+TEST_P(FdEvents, WritableWaitWakesWhenPeerDrains) {
+    int sv[2];
+    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv));
+    DEFER(close(sv[0]));
+    DEFER(close(sv[1]));
+    char buf[4096] = {};
+    size_t sent = 0;
+    while (true) {
+        ssize_t n = send(sv[0], buf, sizeof(buf), 0);
+        if (n < 0) break;
+        sent += n;
+    }
+    ASSERT_EQ(EAGAIN, errno);
+    int result = -2;
+    auto t = spawn([&] { result = wait_for_fd_writable(sv[0], kLongUs); });
+    ASSERT_TRUE(until_sleeping(t.th));
+    EXPECT_EQ(-2, result);
+    size_t got = 0;
+    while (got < sent) {
+        ssize_t n = recv(sv[1], buf, sizeof(buf), 0);
+        if (n <= 0) break;
+        got += n;
+    }
+    EXPECT_EQ(sent, got);
+    t.join();
+    EXPECT_EQ(0, result);
+}
+
+TEST_P(FdEvents, HangupWakesReader) {
+    pipe_fds p;
+    int result = -2;
+    auto t = spawn([&] { result = wait_for_fd_readable(p.r, kLongUs); });
+    ASSERT_TRUE(until_sleeping(t.th));
+    close(p.w);
+    p.w = -1;
+    t.join();
+    EXPECT_EQ(0, result);
+    char c;
+    EXPECT_EQ(0, read(p.r, &c, 1));  // EOF
+}
+
+// Two coroutines bounce a byte through two pipes, each waiting edge-triggered
+// right after EAGAIN, as the socket layer does: no wakeup may be lost.
+TEST_P(FdEvents, EdgeTriggeredPingPongLosesNoWakeup) {
+    pipe_fds a, b;
+    constexpr int kRounds = 2000;
+    auto pump = [](int in, int out, int rounds, bool first) {
+        char c = 'x';
+        if (first && write(out, &c, 1) != 1) return -1;
+        for (int i = 0; i < rounds; i++) {
+            while (read(in, &c, 1) != 1) {
+                if (errno != EAGAIN) return -1;
+                if (wait_for_fd(in, EVENT_READ | EDGE_TRIGGERED, kLongUs) < 0) return -1;
+            }
+            if (i + 1 < rounds || !first)
+                if (write(out, &c, 1) != 1) return -1;
+        }
+        return 0;
+    };
+    int r1 = -2, r2 = -2;
+    auto t1 = spawn([&] { r1 = pump(a.r, b.w, kRounds, true); });
+    auto t2 = spawn([&] { r2 = pump(b.r, a.w, kRounds, false); });
+    t1.join();
+    t2.join();
+    EXPECT_EQ(0, r1);
+    EXPECT_EQ(0, r2);
+}
+
+TEST_P(FdEvents, ForgetFdWakesWaitersWithEbadf) {
+    pipe_fds p;
+    int result = 0, err = 0;
+    auto t = spawn([&] {
+        result = wait_for_fd(p.r, EVENT_READ | EDGE_TRIGGERED, kLongUs);
+        err = errno;
+    });
+    ASSERT_TRUE(until_sleeping(t.th));
+    get_vcpu()->master_event_engine->forget_fd(p.r);
+    t.join();
+    EXPECT_EQ(-1, result);
+    EXPECT_EQ(EBADF, err);
+}
+
+// An fd waited on, closed, and its number given to a new pipe: the new pipe's
+// waits work, level- and edge-triggered (after forget_fd), and the old
+// registration leaves nothing stale.
+TEST_P(FdEvents, ClosedFdNumberReusedStartsClean) {
+    int old_r;
+    {
+        pipe_fds p;
+        old_r = p.r;
+        EXPECT_EQ(-1, wait_for_fd(p.r, EVENT_READ | EDGE_TRIGGERED, 1000));
+        get_vcpu()->master_event_engine->forget_fd(p.r);
+    }
+    for (bool edge : {false, true}) {
+        pipe_fds q;
+        ASSERT_EQ(old_r, q.r) << "the lowest free fd number is reused";
+        int result = -2;
+        auto t = spawn(
+            [&] { result = wait_for_fd(q.r, EVENT_READ | (edge ? EDGE_TRIGGERED : 0), kLongUs); });
+        ASSERT_TRUE(until_sleeping(t.th));
+        q.put();
+        t.join();
+        EXPECT_EQ(0, result) << (edge ? "edge" : "level");
+        get_vcpu()->master_event_engine->forget_fd(q.r);
+    }
+}
+
+// One eventfd each (a pipe would take two fds: 20k passes many hard limits).
+TEST_P(FdEvents, TenThousandCoroutinesEachOnItsOwnFd) {
+    constexpr int kN = 10000;
+    struct rlimit rl;
+    ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+    if (rl.rlim_cur < kN + 100) {
+        rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, kN + 100);
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+        if (rl.rlim_cur < kN + 100) GTEST_SKIP() << "RLIMIT_NOFILE too low: " << rl.rlim_cur;
+    }
+    std::vector<int> fds(kN);
+    for (auto& fd : fds) ASSERT_GE(fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), 0);
+    DEFER(for (int fd : fds) close(fd));
+    int woken = 0, failed = 0;
+    std::vector<task> tasks;
+    tasks.reserve(kN);
+    for (int fd : fds) {
+        tasks.push_back(spawn([&, fd] {
+            uint64_t v;
+            while (read(fd, &v, sizeof(v)) < 0) {
+                if (errno != EAGAIN || wait_for_fd(fd, EVENT_READ | EDGE_TRIGGERED, kLongUs) < 0) {
+                    failed++;
+                    return;
+                }
+            }
+            woken++;
+        }));
+    }
+    ASSERT_TRUE(until_sleeping(tasks.back().th));
+    uint64_t one = 1;
+    for (int fd : fds) ASSERT_EQ(8, write(fd, &one, sizeof(one)));
+    for (auto& t : tasks) t.join();
+    EXPECT_EQ(kN, woken);
+    EXPECT_EQ(0, failed);
+}
+
+// Coroutines that only yield must not starve one waiting for an fd: the
+// scheduler polls the engine while it is busy.
+TEST_P(FdEvents, BusyCoroutinesDoNotStarveFdWaiters) {
+    pipe_fds p;
+    bool woken = false, stop = false, busy_saw_stop = false;
+    auto busy = spawn([&] {
+        auto t0 = Clock::now();
+        while (!stop && us_since(t0) < kLongUs) thread_yield();
+        busy_saw_stop = stop;
+    });
+    auto waiter = spawn([&] {
+        woken = wait_for_fd_readable(p.r, kLongUs) == 0;
+        stop = true;
+    });
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        char c = 'x';
+        (void)!write(p.w, &c, 1);
+    });
+    busy.join();
+    waiter.join();
+    writer.join();
+    EXPECT_TRUE(woken);
+    // The vCPU never idled: the waiter was woken while the other coroutine
+    // still yielded, by the scheduler's periodic engine poll.
+    EXPECT_TRUE(busy_saw_stop);
+}
+
+TEST_P(FdEvents, SleepersWakeOnTimeUnderTheEngine) {
+    auto t0 = Clock::now();
+    EXPECT_EQ(0, thread_usleep(5000));
+    EXPECT_GE(us_since(t0), 4900u);
+    t0 = Clock::now();
+    EXPECT_EQ(0, thread_usleep(300));  // below the millisecond epoll_wait takes
+    EXPECT_GE(us_since(t0), 290u);
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(FdEvents);
+
+TEST(FdEventsInit, UnavailableKindFailsInitCleanly) {
+    EXPECT_EQ(-1, photon::init(INIT_EVENT_SELECT, INIT_IO_NONE));
+    EXPECT_EQ(ENOSYS, errno);
+    EXPECT_EQ(nullptr, CURRENT);
+    ASSERT_EQ(0, photon::init(INIT_EVENT_EPOLL, INIT_IO_NONE));
+    EXPECT_EQ(INIT_EVENT_EPOLL, master_event_engine_kind());
+    EXPECT_EQ(0, photon::fini());
+}
+
+TEST(FdEventsInit, DefaultPrefersIouringThenEpoll) {
+    ASSERT_EQ(0, photon::init());
+    uint64_t kind = master_event_engine_kind();
+    EXPECT_TRUE(kind == INIT_EVENT_IOURING || kind == INIT_EVENT_EPOLL);
+    MasterEventEngine* probe = new_iouring_master_engine();
+    EXPECT_EQ(probe ? INIT_EVENT_IOURING : INIT_EVENT_EPOLL, kind);
+    delete probe;
+    // Service coroutines (signals) do not count: wait_all returns.
+    EXPECT_EQ(0, wait_all());
+    EXPECT_EQ(0, photon::fini());
+}
+
+TEST(FdEventsInit, WithoutEngineWaitsFailWithEnosys) {
+    ASSERT_EQ(0, photon::init(INIT_EVENT_NONE, INIT_IO_NONE));
+    EXPECT_EQ(-1, wait_for_fd_readable(0, 1000));
+    EXPECT_EQ(ENOSYS, errno);
+    EXPECT_EQ(0, photon::fini());
+}
+
+}  // namespace
