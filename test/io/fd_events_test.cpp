@@ -297,6 +297,36 @@ TEST_P(FdEvents, BusyCoroutinesDoNotStarveFdWaiters) {
     EXPECT_TRUE(busy_saw_stop);
 }
 
+// Four plain threads signal a semaphore that coroutines of this vCPU wait
+// on, while the vCPU blocks in its engine between units: every unit arrives
+// (no lost cancel_wait), and the waiters all finish.
+TEST_P(FdEvents, CrossThreadWakeupsUnderStressLoseNothing) {
+    constexpr int kThreads = 4, kPerThread = 5000, kWaiters = 8;
+    photon::semaphore sem(0);
+    int taken = 0;
+    std::vector<task> waiters;
+    for (int w = 0; w < kWaiters; w++) {
+        waiters.push_back(spawn([&] {
+            for (int i = 0; i < kThreads * kPerThread / kWaiters; i++) {
+                if (sem.wait(1, kLongUs) < 0) return;
+                taken++;
+            }
+        }));
+    }
+    std::vector<std::thread> signalers;
+    for (int t = 0; t < kThreads; t++) {
+        signalers.emplace_back([&, t] {
+            for (int i = 0; i < kPerThread; i++) {
+                sem.signal(1);
+                if (i % 64 == t) std::this_thread::yield();  // let the vCPU go idle now and then
+            }
+        });
+    }
+    for (auto& w : waiters) w.join();
+    for (auto& s : signalers) s.join();
+    EXPECT_EQ(kThreads * kPerThread, taken);
+}
+
 TEST_P(FdEvents, SleepersWakeOnTimeUnderTheEngine) {
     auto t0 = Clock::now();
     EXPECT_EQ(0, thread_usleep(5000));

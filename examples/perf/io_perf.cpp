@@ -1,0 +1,193 @@
+// io-perf: a fio-like file I/O benchmark on one vCPU. io_depth coroutines
+// each keep one request of io_size bytes in flight on one file through
+// photon::fs (an I/O engine of localfs.h); after a ramp it reports IOPS,
+// bandwidth and CPU time (user + system, all threads) per I/O.
+//   io-perf -disk_path=/data/f -disk_size=4G -rw=randread -io_engine=libaio
+// The file is filled with data first if it is smaller than disk_size (a
+// sparse file would be "read" without touching the device).
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <photon/fs/localfs.h>
+#include <photon/io/aio-wrapper.h>
+#include <photon/photon.h>
+#include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
+
+DEFINE_string(disk_path, "io-perf.dat", "file to run on (created and filled if short)");
+DEFINE_string(disk_size, "4G", "bytes of the file to use (K, M, G suffixes)");
+DEFINE_uint64(io_size, 4096, "bytes per request");
+DEFINE_uint64(io_depth, 128, "requests in flight (one coroutine each)");
+DEFINE_string(rw, "randread", "randread | randwrite | read | write");
+DEFINE_bool(direct, true, "open with O_DIRECT (libaio always does)");
+DEFINE_string(io_engine, "libaio", "psync | libaio | posixaio | iouring");
+DEFINE_string(event_engine, "auto", "epoll | iouring | auto (iouring for -io_engine=iouring)");
+DEFINE_uint64(duration, 15, "seconds measured");
+DEFINE_uint64(ramp, 2, "seconds run before measuring");
+DEFINE_int32(cpu, -1, "pin the vCPU to this CPU (-1: no pinning)");
+
+namespace {
+
+struct stats {
+    uint64_t ios = 0;
+    uint64_t errors = 0;
+    bool stop = false;
+    uint64_t next_seq = 0;  // sequential modes: the next block
+};
+
+uint64_t parse_size(const std::string& s) {
+    char* end = nullptr;
+    uint64_t v = strtoull(s.c_str(), &end, 10);
+    switch (end && *end ? (*end | 0x20) : 0) {
+        case 'k':
+            return v << 10;
+        case 'm':
+            return v << 20;
+        case 'g':
+            return v << 30;
+        case 't':
+            return v << 40;
+        default:
+            return v;
+    }
+}
+
+int engine_of(const std::string& name) {
+    if (name == "libaio") return photon::fs::ioengine_libaio;
+    if (name == "posixaio") return photon::fs::ioengine_posixaio;
+    if (name == "iouring") return photon::fs::ioengine_iouring;
+    if (name == "psync") return photon::fs::ioengine_psync;
+    return -1;
+}
+
+// Makes the file at least `size` bytes of real (non-hole) data.
+bool prepare_file(const char* path, uint64_t size) {
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    if (fd < 0) return perror("open"), false;
+    struct stat st;
+    fstat(fd, &st);
+    if ((uint64_t)st.st_size >= size) return close(fd), true;
+    printf("io-perf: filling %s to %llu bytes\n", path, (unsigned long long)size);
+    std::vector<char> chunk(1 << 20);
+    for (size_t i = 0; i < chunk.size(); i++) chunk[i] = (char)(i * 131 + 7);
+    for (uint64_t off = 0; off < size; off += chunk.size()) {
+        size_t n = std::min<uint64_t>(chunk.size(), size - off);
+        if (pwrite(fd, chunk.data(), n, off) != (ssize_t)n)
+            return perror("pwrite"), close(fd), false;
+    }
+    fsync(fd);
+    close(fd);
+    return true;
+}
+
+uint64_t cpu_us() {
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    auto us = [](const timeval& t) { return (uint64_t)t.tv_sec * 1000000 + t.tv_usec; };
+    return us(ru.ru_utime) + us(ru.ru_stime);
+}
+
+void worker(photon::fs::IFile* f, stats* st, uint64_t blocks, bool random, bool is_write,
+            uint64_t seed) {
+    void* buf = nullptr;
+    if (posix_memalign(&buf, 4096, FLAGS_io_size)) return (void)st->errors++;
+    memset(buf, 0x5a, FLAGS_io_size);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+    while (!st->stop) {
+        uint64_t block;
+        if (random) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+            block = x % blocks;
+        } else {
+            block = st->next_seq++ % blocks;
+        }
+        off_t off = (off_t)(block * FLAGS_io_size);
+        ssize_t r =
+            is_write ? f->pwrite(buf, FLAGS_io_size, off) : f->pread(buf, FLAGS_io_size, off);
+        if (r != (ssize_t)FLAGS_io_size) {
+            if (st->errors++ == 0) fprintf(stderr, "io-perf: I/O failed: %s\n", strerror(errno));
+            if (st->errors > 100) st->stop = true;
+        } else {
+            st->ios++;
+        }
+    }
+    free(buf);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    gflags::SetUsageMessage("fio-like benchmark of photon's file I/O engines");
+    gflags::ParseCommandLineFlags(&argc, &argv, true);
+    int engine = engine_of(FLAGS_io_engine);
+    uint64_t size = parse_size(FLAGS_disk_size);
+    bool random = FLAGS_rw == "randread" || FLAGS_rw == "randwrite";
+    bool is_write = FLAGS_rw == "randwrite" || FLAGS_rw == "write";
+    if (engine < 0 || (!random && FLAGS_rw != "read" && FLAGS_rw != "write") || !FLAGS_io_size ||
+        size < FLAGS_io_size || !FLAGS_io_depth) {
+        fprintf(stderr, "io-perf: bad flags (see --help)\n");
+        return 2;
+    }
+    if (FLAGS_cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(FLAGS_cpu, &set);
+        if (sched_setaffinity(0, sizeof(set), &set) < 0) perror("sched_setaffinity");
+    }
+    if (!prepare_file(FLAGS_disk_path.c_str(), size)) return 1;
+
+    bool uring = FLAGS_event_engine == "iouring" ||
+                 (FLAGS_event_engine == "auto" && engine == photon::fs::ioengine_iouring);
+    if (photon::init(uring ? photon::INIT_EVENT_IOURING : photon::INIT_EVENT_EPOLL,
+                     photon::INIT_IO_NONE) < 0)
+        return perror("photon::init"), 1;
+    if (engine == photon::fs::ioengine_libaio &&
+        libaio_wrapper_init((int)std::max<uint64_t>(FLAGS_io_depth, 32)) < 0)
+        return perror("libaio_wrapper_init"), 1;
+    int flags = O_RDWR | (FLAGS_direct ? O_DIRECT : 0);
+    std::unique_ptr<photon::fs::IFile> f(
+        photon::fs::open_localfile_adaptor(FLAGS_disk_path.c_str(), flags, 0644, engine));
+    if (!f) return perror("open"), 1;
+
+    stats st;
+    uint64_t blocks = size / FLAGS_io_size;
+    std::vector<photon::join_handle*> jhs;
+    for (uint64_t i = 0; i < FLAGS_io_depth; i++) {
+        auto th = photon::thread_create11(64 * 1024, &worker, f.get(), &st, blocks, random,
+                                          is_write, i + 1);
+        jhs.push_back(photon::thread_enable_join(th));
+    }
+    photon::thread_sleep(FLAGS_ramp);
+    uint64_t ios0 = st.ios, cpu0 = cpu_us();
+    auto t0 = std::chrono::steady_clock::now();
+    photon::thread_sleep(FLAGS_duration);
+    uint64_t ios = st.ios - ios0, cpu = cpu_us() - cpu0;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.stop = true;
+    for (auto jh : jhs) photon::thread_join(jh);
+    f.reset();
+
+    double iops = ios / secs;
+    printf(
+        "io-perf: %s %s bs=%llu depth=%llu direct=%d event=%s: IOPS=%.0f BW=%.1fMiB/s "
+        "CPU=%.1f%% %.2fus/IO errors=%llu\n",
+        FLAGS_io_engine.c_str(), FLAGS_rw.c_str(), (unsigned long long)FLAGS_io_size,
+        (unsigned long long)FLAGS_io_depth, (int)FLAGS_direct, uring ? "iouring" : "epoll", iops,
+        iops * FLAGS_io_size / (1 << 20), 100.0 * cpu / 1e6 / secs, ios ? (double)cpu / ios : 0.0,
+        (unsigned long long)st.errors);
+    photon::fini();
+    return st.errors ? 1 : 0;
+}

@@ -1,0 +1,120 @@
+// Helpers of the fs tests: a scratch directory on a real file system
+// (O_DIRECT does not work on tmpfs), made and removed per test, and a
+// fixture over (master event engine, I/O engine).
+#pragma once
+
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <tuple>
+
+#include <photon/fs/localfs.h>
+#include <photon/io/fd-events.h>
+#include <photon/photon.h>
+
+#include <gtest/gtest.h>
+
+namespace photon_test {
+
+// $PHOTON_TEST_FS_DIR, else ./fs-test-tmp (ctest runs in the build dir).
+inline std::string scratch_root() {
+    const char* env = getenv("PHOTON_TEST_FS_DIR");
+    if (env && *env) return env;
+    char cwd[4096];
+    return std::string(getcwd(cwd, sizeof(cwd)) ? cwd : ".") + "/fs-test-tmp";
+}
+
+// A fresh directory, removed (with everything in it) when destroyed.
+class scratch_dir {
+public:
+    scratch_dir() {
+        std::string root = scratch_root();
+        ::mkdir(root.c_str(), 0755);
+        std::string tmpl = root + "/t.XXXXXX";
+        path_ = mkdtemp(&tmpl[0]) ? tmpl : "";
+    }
+    ~scratch_dir() {
+        if (!path_.empty()) system(("rm -rf '" + path_ + "'").c_str());
+    }
+    const std::string& path() const { return path_; }
+    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+    bool on_tmpfs() const {
+        struct statfs st;
+        return ::statfs(path_.c_str(), &st) == 0 && st.f_type == TMPFS_MAGIC;
+    }
+
+private:
+    std::string path_;
+};
+
+inline const char* io_engine_name(int e) {
+    switch (e) {
+        case photon::fs::ioengine_psync:
+            return "psync";
+        case photon::fs::ioengine_libaio:
+            return "libaio";
+        case photon::fs::ioengine_posixaio:
+            return "posixaio";
+        default:
+            return "iouring";
+    }
+}
+
+// Why an I/O engine cannot run in this build, or nullptr.
+inline const char* io_engine_missing(int e) {
+#ifndef PHOTON_HAVE_LIBAIO
+    if (e == photon::fs::ioengine_libaio) return "photon built without libaio";
+#endif
+#ifndef PHOTON_HAVE_URING
+    if (e == photon::fs::ioengine_iouring) return "photon built without io_uring";
+#endif
+    return nullptr;
+}
+
+// One vCPU per test with the given master engine, and a scratch directory.
+class FsEngineTest : public ::testing::TestWithParam<std::tuple<uint64_t, int>> {
+protected:
+    uint64_t event_engine() const { return std::get<0>(GetParam()); }
+    int io_engine() const { return std::get<1>(GetParam()); }
+    bool needs_alignment() const { return io_engine() == photon::fs::ioengine_libaio; }
+
+    void SetUp() override {
+        if (auto why = io_engine_missing(io_engine())) GTEST_SKIP() << why;
+        if (photon::init(event_engine(), photon::INIT_IO_NONE) < 0) {
+            if (event_engine() == photon::INIT_EVENT_IOURING)
+                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
+            FAIL() << "photon::init failed: " << strerror(errno);
+        }
+        ASSERT_FALSE(dir_.path().empty()) << "cannot make a scratch dir under " << scratch_root();
+        if (needs_alignment() && dir_.on_tmpfs())
+            GTEST_SKIP() << "O_DIRECT needs a real file system; set PHOTON_TEST_FS_DIR";
+    }
+    void TearDown() override {
+        if (photon::CURRENT) {
+            EXPECT_EQ(0, photon::fini());
+        }
+    }
+
+    scratch_dir dir_;
+};
+
+inline std::string fs_engine_name(const ::testing::TestParamInfo<std::tuple<uint64_t, int>>& info) {
+    return std::string(std::get<0>(info.param) == photon::INIT_EVENT_IOURING ? "iouring"
+                                                                             : "epoll") +
+           "_" + io_engine_name(std::get<1>(info.param));
+}
+
+#define PHOTON_INSTANTIATE_FS_ENGINE_TESTS(suite)                                          \
+    INSTANTIATE_TEST_SUITE_P(                                                              \
+        Engines, suite,                                                                    \
+        ::testing::Combine(                                                                \
+            ::testing::Values(photon::INIT_EVENT_EPOLL, photon::INIT_EVENT_IOURING),       \
+            ::testing::Values(photon::fs::ioengine_psync, photon::fs::ioengine_posixaio,   \
+                              photon::fs::ioengine_libaio, photon::fs::ioengine_iouring)), \
+        ::photon_test::fs_engine_name)
+
+}  // namespace photon_test
