@@ -40,6 +40,11 @@ struct waiter {
 struct fd_slot {
     waiter* head = nullptr;
     bool registered = false;  // known to be in the epoll set (EDGE_TRIGGERED waits trust it)
+    // EVENT_* edges that came while nobody waited for them: the next
+    // EDGE_TRIGGERED wait for that kind returns at once instead of missing
+    // them (a caller may wait without having seen EAGAIN, e.g. after a short
+    // read). May be stale: the caller's retry then sees EAGAIN.
+    uint8_t ready = 0;
 };
 
 class epoll_master final : public MasterEventEngine {
@@ -72,6 +77,13 @@ public:
         if (timeout.expired()) return poll_once(fd, want);
         int r = (interests & EDGE_TRIGGERED) ? ensure_registered(fd) : rearm(fd);
         if (r <= 0) return r;  // 0: a file epoll cannot watch is always ready
+        if (interests & EDGE_TRIGGERED) {
+            fd_slot& s = slots_[fd];
+            if (s.ready & want) {
+                s.ready &= ~want;
+                return 0;
+            }
+        }
         return park(fd, want, timeout);
     }
 
@@ -105,6 +117,7 @@ public:
         if (fd < 0 || (size_t)fd >= slots_.size()) return;
         fd_slot& s = slots_[fd];
         s.registered = false;
+        s.ready = 0;
         wake(s, EVENT_RWE, EBADF);
     }
 
@@ -189,17 +202,21 @@ private:
         w.th = nullptr;
     }
 
-    // Wakes the waiters of `s` interested in `events` with error `err`.
-    static void wake(fd_slot& s, uint32_t events, int err) {
+    // Wakes the waiters of `s` interested in `events` with error `err`;
+    // returns the kinds of `events` that had a waiter.
+    static uint32_t wake(fd_slot& s, uint32_t events, int err) {
+        uint32_t taken = 0;
         for (waiter* w = s.head; w;) {
             waiter* next = w->next;
             if (w->interests & events) {
+                taken |= w->interests & events;
                 thread* th = w->th;
                 unlink(s, *w);  // w may be gone once th runs
                 thread_interrupt(th, err);
             }
             w = next;
         }
+        return taken;
     }
 
     void fire(int fd, uint32_t ev) {
@@ -209,7 +226,8 @@ private:
         if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) events |= EVENT_READ;
         if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) events |= EVENT_WRITE;
         if (ev & (EPOLLPRI | EPOLLHUP | EPOLLERR)) events |= EVENT_ERROR;
-        wake(slots_[fd], events, EOK);
+        fd_slot& s = slots_[fd];
+        s.ready |= events & ~wake(s, events, EOK);
     }
 
     void drain_notifications() {
