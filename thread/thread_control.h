@@ -21,10 +21,7 @@ constexpr uint32_t TF_MAIN = 4;  // the OS thread's own stack: not freed
 // In its new vCPU's standby list, to be adopted; a sleeper (still SLEEPING)
 // then sleeps on there, one woken meanwhile (STANDBY) runs.
 constexpr uint32_t TF_MIGRATING = 8;
-// Waits for an fd event of its vCPU's event engine, which only that vCPU can
-// deliver: thread_migrate refuses it (EBUSY). Set by the engines in io/.
-constexpr uint32_t TF_ENGINE_WAIT = 16;
-constexpr uint32_t TF_DAEMON = 32;  // THREAD_DAEMON: not in nthreads
+constexpr uint32_t TF_DAEMON = 16;  // THREAD_DAEMON: not in nthreads
 
 // An atomic with relaxed loads and stores, for fields that other vCPUs peek
 // at without ordering needs (the lock that guards transitions orders them).

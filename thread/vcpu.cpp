@@ -224,7 +224,7 @@ int unmovable_locked(thread* th, vcpu_t* v) {
     if (th->vcpu != v || (th->flags & (TF_MAIN | TF_DAEMON)) || th->state == DONE) return EINVAL;
     // Only v's event engine can deliver its event (the engines pin their
     // waiters); wait_all() watches v.
-    if ((th->flags & TF_ENGINE_WAIT) || th->pins) return EBUSY;
+    if (th->pins) return EBUSY;  // parked in its vCPU's event engine, or pinned
     if (th->state == SLEEPING && th == v->wait_all_waiter) return EBUSY;
     return 0;
 }

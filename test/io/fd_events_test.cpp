@@ -327,6 +327,30 @@ TEST_P(FdEvents, CrossThreadWakeupsUnderStressLoseNothing) {
     EXPECT_EQ(kThreads * kPerThread, taken);
 }
 
+// Only this vCPU's engine can wake a coroutine parked in it: it is pinned.
+TEST_P(FdEvents, ParkedCoroutineCannotMigrate) {
+    std::atomic<vcpu_base*> other{nullptr};
+    std::atomic<bool> done{false};
+    std::thread peer([&] {
+        if (photon::init(INIT_EVENT_NONE, INIT_IO_NONE) < 0) return;
+        other = get_vcpu();
+        while (!done) thread_usleep(1000);
+        photon::fini();
+    });
+    while (!other) std::this_thread::yield();
+    pipe_fds p;
+    int result = -2;
+    auto t = spawn([&] { result = wait_for_fd_readable(p.r, kLongUs); });
+    ASSERT_TRUE(until_sleeping(t.th));
+    EXPECT_EQ(-1, thread_migrate(t.th, other));
+    EXPECT_EQ(EBUSY, errno);
+    p.put();
+    t.join();
+    EXPECT_EQ(0, result);
+    done = true;
+    peer.join();
+}
+
 TEST_P(FdEvents, SleepersWakeOnTimeUnderTheEngine) {
     auto t0 = Clock::now();
     EXPECT_EQ(0, thread_usleep(5000));
