@@ -45,6 +45,10 @@ struct fd_slot {
     // them (a caller may wait without having seen EAGAIN, e.g. after a short
     // read). May be stale: the caller's retry then sees EAGAIN.
     uint8_t ready = 0;
+    // EVENT_* kinds a hang-up or error made permanently ready (the peer's
+    // FIN may come in the same edge as the last data: a reader that drained
+    // the data must still find the EOF). Cleared by forget_fd.
+    uint8_t sticky = 0;
 };
 
 class epoll_master final : public MasterEventEngine {
@@ -79,7 +83,7 @@ public:
         if (r <= 0) return r;  // 0: a file epoll cannot watch is always ready
         if (interests & EDGE_TRIGGERED) {
             fd_slot& s = slots_[fd];
-            if (s.ready & want) {
+            if ((s.ready | s.sticky) & want) {
                 s.ready &= ~want;
                 return 0;
             }
@@ -117,7 +121,7 @@ public:
         if (fd < 0 || (size_t)fd >= slots_.size()) return;
         fd_slot& s = slots_[fd];
         s.registered = false;
-        s.ready = 0;
+        s.ready = s.sticky = 0;
         wake(s, EVENT_RWE, EBADF);
     }
 
@@ -227,6 +231,9 @@ private:
         if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) events |= EVENT_WRITE;
         if (ev & (EPOLLPRI | EPOLLHUP | EPOLLERR)) events |= EVENT_ERROR;
         fd_slot& s = slots_[fd];
+        if (ev & EPOLLERR) s.sticky |= EVENT_RWE;
+        if (ev & EPOLLHUP) s.sticky |= EVENT_READ | EVENT_WRITE;
+        if (ev & EPOLLRDHUP) s.sticky |= EVENT_READ;
         s.ready |= events & ~wake(s, events, EOK);
     }
 

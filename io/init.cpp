@@ -15,6 +15,21 @@ namespace photon {
 
 namespace {
 thread_local std::vector<Delegate<void>>* t_fini_hooks = nullptr;
+thread_local std::vector<Delegate<void>>* t_late_hooks = nullptr;
+
+void add_hook(std::vector<Delegate<void>>*& list, Delegate<void> handler) {
+    if (!list) list = new std::vector<Delegate<void>>;
+    list->push_back(handler);
+}
+
+// Runs the hooks of `list`, last registered first, including any they add.
+void run_hooks(std::vector<Delegate<void>>*& list) {
+    while (auto hooks = list) {
+        list = nullptr;
+        for (auto it = hooks->rbegin(); it != hooks->rend(); ++it) (*it)();
+        delete hooks;
+    }
+}
 thread_local bool t_owns_signal = false;
 
 constexpr uint64_t kEngineBits = INIT_EVENT_EPOLL | INIT_EVENT_IOURING | INIT_EVENT_EPOLL_NG |
@@ -53,24 +68,21 @@ int init(uint64_t event_engine, uint64_t io_engine, const PhotonOptions& options
     return 0;
 }
 
-void fini_hook(Delegate<void> handler) {
-    if (!t_fini_hooks) t_fini_hooks = new std::vector<Delegate<void>>;
-    t_fini_hooks->push_back(handler);
-}
+void fini_hook(Delegate<void> handler) { add_hook(t_fini_hooks, handler); }
+
+void fini_hook_late(Delegate<void> handler) { add_hook(t_late_hooks, handler); }
 
 int fini() {
     if (!CURRENT) LOG_ERROR_RETURN(ENOSYS, -1, "photon::fini: not initialized");
-    if (auto hooks = t_fini_hooks) {
-        t_fini_hooks = nullptr;
-        for (auto it = hooks->rbegin(); it != hooks->rend(); ++it) (*it)();
-        delete hooks;
-    }
+    run_hooks(t_fini_hooks);
     if (t_owns_signal) {
         sync_signal_fini();
         t_owns_signal = false;
     }
-    // Coroutines still waiting on fds need the engine: it goes last.
+    // Coroutines still waiting on fds need the engine and what hangs off it:
+    // those go last.
     wait_all();
+    run_hooks(t_late_hooks);
     fd_events_fini();
     return vcpu_fini();
 }

@@ -27,7 +27,7 @@ void track(uring_reaper* r) {
     t_reapers = r;
     if (!t_hook_set) {
         t_hook_set = true;
-        fini_hook(Delegate<void>(&stop_all_reapers));
+        fini_hook_late(Delegate<void>(&stop_all_reapers));
     }
 }
 
@@ -47,7 +47,7 @@ int uring_reaper::start(uring* ring) {
     if (!v) LOG_ERROR_RETURN(ENOSYS, -1, "io_uring: not a vCPU");
     ring_ = ring;
     master_ = v->master_event_engine;
-    th_ = thread_create(&entry, this, kReaperStack);
+    th_ = thread_create(&entry, this, kReaperStack, 0, THREAD_DAEMON);  // not counted by wait_all
     if (!th_) return -1;
     jh_ = thread_enable_join(th_);
     if (!master_) helper_ = std::thread([this] { helper_loop(); });
@@ -142,7 +142,7 @@ uring* sidecar_ring() {
         return nullptr;
     }
     t_sidecar = s;
-    fini_hook(Delegate<void>(&drop_sidecar));
+    fini_hook_late(Delegate<void>(&drop_sidecar));
     return s->ring;
 }
 

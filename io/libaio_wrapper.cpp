@@ -273,7 +273,7 @@ int libaio_wrapper_init(int iodepth) {
     if (iodepth <= 0) LOG_ERROR_RETURN(EINVAL, -1, "libaio: bad iodepth ", iodepth);
     t_ctx = aio_context::create(iodepth);
     if (!t_ctx) return -1;
-    fini_hook(Delegate<void>(&stop_on_fini));
+    fini_hook_late(Delegate<void>(&stop_on_fini));
     return 0;
 }
 

@@ -53,4 +53,10 @@ int fini();
 // Registers a callback for fini() on this OS thread.
 void fini_hook(Delegate<void> handler);
 
+// Photon extension: a callback that fini() runs after every other coroutine
+// of this vCPU has ended, before the event engine goes: for resources those
+// coroutines may use until their end (io_uring sidecar rings, libaio
+// contexts). Callbacks registered meanwhile run too.
+void fini_hook_late(Delegate<void> handler);
+
 }  // namespace photon

@@ -11,6 +11,8 @@ namespace photon {
 // Coarse monotonic clock in microseconds, refreshed by the schedulers
 // (every few dozen switches and whenever a vCPU goes idle).
 extern volatile uint64_t now;
+// Refreshes `now` from CLOCK_MONOTONIC and returns it (thread/vcpu.cpp).
+uint64_t __update_now();
 
 class Timeout {
 public:
@@ -18,7 +20,9 @@ public:
     Timeout(uint64_t x) { timeout(x); }  // NOLINT: implicit from microseconds by design
 
     // Re-arms to x microseconds from now (saturating); returns the expiration.
-    uint64_t timeout(uint64_t x) { return m_expiration = add_sat(clock(), x); }
+    // A finite deadline counts from a fresh clock read: `now` may lag by up to
+    // a scheduling round, which would end the wait that much early.
+    uint64_t timeout(uint64_t x) { return m_expiration = deadline(x); }
     // Time left, 0 once expired.
     uint64_t timeout() const {
         uint64_t t = clock();
@@ -39,7 +43,7 @@ public:
     }
     // Shortens the deadline to at most x microseconds from now.
     Timeout& timeout_at_most(uint64_t x) {
-        uint64_t e = add_sat(clock(), x);
+        uint64_t e = deadline(x);
         if (e < m_expiration) m_expiration = e;
         return *this;
     }
@@ -56,6 +60,10 @@ private:
     // `now` is written by several vCPUs (atomically, forward only).
     static uint64_t clock() {
         return __atomic_load_n(const_cast<const uint64_t*>(&now), __ATOMIC_RELAXED);
+    }
+    static uint64_t deadline(uint64_t x) {
+        if (x == UINT64_MAX) return UINT64_MAX;
+        return add_sat(x ? __update_now() : clock(), x);  // 0: expired on any clock
     }
     static uint64_t add_sat(uint64_t a, uint64_t b) {
         uint64_t r = a + b;
