@@ -1,0 +1,167 @@
+// Kernel sockets over the vCPU's event engine: the stream, client and
+// server that the TCP and unix-domain factories return, and the base the
+// io_uring and zero-copy flavours derive from. Private header of net/.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <string>
+#include <vector>
+
+#include <photon/io/fd-events.h>
+#include <photon/net/socket.h>
+#include <photon/thread/thread.h>
+
+namespace photon {
+namespace net {
+
+// Socket options remembered by clients and servers, set on each new socket.
+class sockopt_list {
+public:
+    int add(int level, int name, const void* value, socklen_t len);
+    int get(int level, int name, void* value, socklen_t* len) const;
+    int apply(int fd) const;
+
+private:
+    struct opt {
+        int level, name;
+        std::string value;
+    };
+    std::vector<opt> opts_;
+};
+
+class KernelSocketStream : public ISocketStream {
+public:
+    // Takes ownership of the non-blocking fd.
+    explicit KernelSocketStream(int fd) : fd_(fd) {}
+    ~KernelSocketStream() override;
+
+    int close() override;
+    int shutdown(ShutdownHow how) override;
+
+    ssize_t read(void* buf, size_t count) override;
+    ssize_t readv(const struct iovec* iov, int iovcnt) override;
+    ssize_t readv_mutable(struct iovec* iov, int iovcnt) override;
+    ssize_t write(const void* buf, size_t count) override;
+    ssize_t writev(const struct iovec* iov, int iovcnt) override;
+    ssize_t writev_mutable(struct iovec* iov, int iovcnt) override;
+
+    ssize_t recv(void* buf, size_t count, int flags = 0) override;
+    ssize_t recv(const struct iovec* iov, int iovcnt, int flags = 0) override;
+    ssize_t send(const void* buf, size_t count, int flags = 0) override;
+    ssize_t send(const struct iovec* iov, int iovcnt, int flags = 0) override;
+    ssize_t sendfile(int in_fd, off_t offset, size_t count) override;
+
+    uint64_t timeout() const override { return timeout_; }
+    void timeout(uint64_t tm) override { timeout_ = tm; }
+
+    Object* get_underlay_object(uint64_t recursion) override;
+    int setsockopt(int level, int name, const void* value, socklen_t len) override;
+    int getsockopt(int level, int name, void* value, socklen_t* len) override;
+    int getsockname(EndPoint& addr) override;
+    int getpeername(EndPoint& addr) override;
+    int getsockname(char* path, size_t count) override;
+    int getpeername(char* path, size_t count) override;
+
+protected:
+    // One transfer each, parking on EAGAIN until the stream's deadline.
+    virtual ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+    virtual ssize_t send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+    // A send with ISocketStream::ZEROCOPY_FLAG: returns once the kernel has
+    // let go of the buffer. Defined in zerocopy_socket.cpp.
+    virtual ssize_t send_zerocopy(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+
+    // -1 with the error that cut short the last read / write, if any.
+    bool take_deferred(int& err);
+    ssize_t transfer(bool& short_before, uint32_t event, const struct iovec* iov, int iovcnt,
+                     int flags, Timeout t, bool sending);
+    ssize_t syscall_once(const struct iovec* iov, int iovcnt, int flags, bool sending);
+
+    int fd_;
+    uint64_t timeout_ = -1;
+    int read_err_ = 0;         // cut a read short; the next read reports it
+    int write_err_ = 0;        // likewise for writes
+    bool recv_short_ = false;  // the last recv drained the receive queue
+    bool send_short_ = false;  // the last send filled the send buffer
+};
+
+// Makes the stream for a connected or accepted fd; the flavours override it.
+using stream_factory = ISocketStream* (*)(int fd);
+
+class KernelSocketClient : public ISocketClient {
+public:
+    KernelSocketClient(int family, stream_factory make, const IPAddr* bind_ips = nullptr,
+                       uint32_t n = 0)
+        : family_(family), make_(make), bind_ips_(bind_ips, bind_ips + n) {}
+
+    ISocketStream* connect(const EndPoint& remote, const EndPoint* local = nullptr) override;
+    ISocketStream* connect(const char* path, size_t count = 0) override;
+    uint64_t timeout() const override { return timeout_; }
+    void timeout(uint64_t tm) override { timeout_ = tm; }
+    Object* get_underlay_object(uint64_t recursion) override { return nullptr; }
+    int setsockopt(int level, int name, const void* value, socklen_t len) override {
+        return opts_.add(level, name, value, len);
+    }
+    int getsockopt(int level, int name, void* value, socklen_t* len) override {
+        return opts_.get(level, name, value, len);
+    }
+
+private:
+    ISocketStream* finish(int fd, const sockaddr* addr, socklen_t len);
+
+    int family_;  // AF_INET (v4 or v6 by address) or AF_UNIX
+    stream_factory make_;
+    std::vector<IPAddr> bind_ips_;
+    sockopt_list opts_;
+    uint64_t timeout_ = -1;
+};
+
+class KernelSocketServer : public ISocketServer {
+public:
+    KernelSocketServer(int family, stream_factory make, bool autoremove = false)
+        : family_(family), make_(make), autoremove_(autoremove) {}
+    ~KernelSocketServer() override;
+
+    int bind(const EndPoint& ep) override;
+    int bind(const char* path, size_t count) override;
+    int listen(int backlog = 1024) override;
+    ISocketStream* accept(EndPoint* remote_endpoint = nullptr) override;
+    ISocketServer* set_handler(Handler handler) override {
+        handler_ = handler;
+        return this;
+    }
+    int start_loop(bool block = false) override;
+    void terminate() override;
+    uint64_t timeout() const override { return timeout_; }
+    void timeout(uint64_t tm) override { timeout_ = tm; }
+
+    Object* get_underlay_object(uint64_t recursion) override;
+    int setsockopt(int level, int name, const void* value, socklen_t len) override;
+    int getsockopt(int level, int name, void* value, socklen_t* len) override;
+    int getsockname(EndPoint& addr) override;
+    int getpeername(EndPoint& addr) override;
+    int getsockname(char* path, size_t count) override;
+    int getpeername(char* path, size_t count) override;
+
+private:
+    int make_socket(int family);
+    void accept_loop();
+    static void* accept_loop_entry(void* self);
+    int accept_fd(EndPoint* remote);
+
+    int family_;
+    stream_factory make_;
+    bool autoremove_;
+    int fd_ = -1;
+    std::string path_;  // bound unix-domain path, for autoremove
+    Handler handler_;
+    sockopt_list opts_;  // also set on accepted sockets
+    uint64_t timeout_ = -1;
+    thread* loop_ = nullptr;          // the coroutine running accept_loop
+    join_handle* loop_jh_ = nullptr;  // set when start_loop(false) made it
+    bool stopping_ = false;
+    bool blocking_loop_done_ = false;
+};
+
+}  // namespace net
+}  // namespace photon

@@ -1,0 +1,244 @@
+// KernelSocketStream: a connected kernel socket whose calls park the
+// coroutine on EAGAIN. It owns its fd, so its waits are edge-triggered (no
+// syscall per wait) and it tells the engine before it closes the fd. A recv
+// that finds data returns without any wait, so a handler that loops on
+// recv drains its connection before it switches.
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include <photon/common/alog.h>
+#include <photon/net/basic_socket.h>
+
+#include "kernel_socket.h"
+#include "socket_io.h"
+
+namespace photon {
+namespace net {
+
+namespace {
+constexpr int kMaxIov = IOV_MAX;
+constexpr uint32_t kRead = EVENT_READ | EDGE_TRIGGERED;
+constexpr uint32_t kWrite = EVENT_WRITE | EDGE_TRIGGERED;
+
+// A copy of an iovec array that the _mutable calls may advance: on the
+// stack when small (coroutine stacks stay shallow), else on the heap.
+struct iov_scratch {
+    struct iovec small[8];
+    std::vector<struct iovec> big;
+    struct iovec* v;
+    iov_scratch(const struct iovec* iov, int n) {
+        if (n < 0) n = 0;
+        if (n <= 8) {
+            v = small;
+        } else {
+            big.resize(n);
+            v = big.data();
+        }
+        memcpy(v, iov, sizeof(*iov) * n);
+    }
+};
+}  // namespace
+
+KernelSocketStream::~KernelSocketStream() {
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+    close();
+}
+
+int KernelSocketStream::close() {
+    if (fd_ < 0) return 0;
+    if (auto v = get_vcpu())
+        if (auto e = v->master_event_engine) e->forget_fd(fd_);
+    int r = ::close(fd_);
+    fd_ = -1;
+    return r;
+}
+
+int KernelSocketStream::shutdown(ShutdownHow how) {
+    static const int kHow[] = {SHUT_RD, SHUT_WR, SHUT_RDWR};
+    return ::shutdown(fd_, kHow[(int)how]);
+}
+
+// A transfer shorter than asked for drained the kernel's queue (receive) or
+// filled it (send), so the next call would only hear EAGAIN: it waits for
+// the next edge first and saves that syscall (nginx reasons the same way).
+// The engine keeps edges that came meanwhile, so none is missed.
+ssize_t KernelSocketStream::transfer(bool& short_before, uint32_t event, const struct iovec* iov,
+                                     int iovcnt, int flags, Timeout t, bool sending) {
+    if (flags & MSG_DONTWAIT) {  // the caller wants EAGAIN, not a wait
+        short_before = false;
+        return syscall_once(iov, iovcnt, flags, sending);
+    }
+    if (short_before) {
+        short_before = false;
+        if (wait_for_fd(fd_, event, t) < 0) return -1;
+    }
+    ssize_t r = doio(fd_, event, t, [&] { return syscall_once(iov, iovcnt, flags, sending); });
+    if (r > 0 && !(flags & MSG_PEEK)) short_before = (size_t)r < iov_bytes(iov, iovcnt);
+    return r;
+}
+
+ssize_t KernelSocketStream::syscall_once(const struct iovec* iov, int iovcnt, int flags,
+                                         bool sending) {
+    if (iovcnt == 1)
+        return sending ? ::send(fd_, iov->iov_base, iov->iov_len, flags)
+                       : ::recv(fd_, iov->iov_base, iov->iov_len, flags);
+    struct msghdr msg = {};
+    msg.msg_iov = const_cast<struct iovec*>(iov);
+    msg.msg_iovlen = iovcnt > kMaxIov ? kMaxIov : iovcnt;
+    return sending ? ::sendmsg(fd_, &msg, flags) : ::recvmsg(fd_, &msg, flags);
+}
+
+ssize_t KernelSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+    return transfer(recv_short_, kRead, iov, iovcnt, flags, t, false);
+}
+
+ssize_t KernelSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+    if (flags & ZEROCOPY_FLAG) return send_zerocopy(iov, iovcnt, flags & ~ZEROCOPY_FLAG, t);
+    // MSG_NOSIGNAL: EPIPE, never SIGPIPE.
+    return transfer(send_short_, kWrite, iov, iovcnt, flags | MSG_NOSIGNAL, t, true);
+}
+
+ssize_t KernelSocketStream::recv(void* buf, size_t count, int flags) {
+    if (take_deferred(read_err_)) return -1;
+    struct iovec iov = {buf, count};
+    return recv_once(&iov, 1, flags, Timeout(timeout_));
+}
+
+ssize_t KernelSocketStream::recv(const struct iovec* iov, int iovcnt, int flags) {
+    if (take_deferred(read_err_)) return -1;
+    return recv_once(iov, iovcnt, flags, Timeout(timeout_));
+}
+
+ssize_t KernelSocketStream::send(const void* buf, size_t count, int flags) {
+    if (take_deferred(write_err_)) return -1;
+    struct iovec iov = {const_cast<void*>(buf), count};
+    return send_once(&iov, 1, flags, Timeout(timeout_));
+}
+
+ssize_t KernelSocketStream::send(const struct iovec* iov, int iovcnt, int flags) {
+    if (take_deferred(write_err_)) return -1;
+    return send_once(iov, iovcnt, flags, Timeout(timeout_));
+}
+
+ssize_t KernelSocketStream::read(void* buf, size_t count) {
+    struct iovec iov = {buf, count};
+    return readv_mutable(&iov, 1);
+}
+
+ssize_t KernelSocketStream::readv(const struct iovec* iov, int iovcnt) {
+    iov_scratch copy(iov, iovcnt);
+    return readv_mutable(copy.v, iovcnt);
+}
+
+bool KernelSocketStream::take_deferred(int& err) {
+    if (!err) return false;
+    errno = err;
+    err = 0;
+    return true;
+}
+
+ssize_t KernelSocketStream::readv_mutable(struct iovec* iov, int iovcnt) {
+    if (take_deferred(read_err_)) return -1;
+    Timeout t(timeout_);  // one deadline for the whole call
+    return doio_all(
+        iov, iovcnt, [&](struct iovec* v, int n) { return recv_once(v, n, 0, t); }, &read_err_);
+}
+
+ssize_t KernelSocketStream::write(const void* buf, size_t count) {
+    struct iovec iov = {const_cast<void*>(buf), count};
+    return writev_mutable(&iov, 1);
+}
+
+ssize_t KernelSocketStream::writev(const struct iovec* iov, int iovcnt) {
+    iov_scratch copy(iov, iovcnt);
+    return writev_mutable(copy.v, iovcnt);
+}
+
+ssize_t KernelSocketStream::writev_mutable(struct iovec* iov, int iovcnt) {
+    if (take_deferred(write_err_)) return -1;
+    Timeout t(timeout_);
+    return doio_all(
+        iov, iovcnt,
+        [&](struct iovec* v, int n) -> ssize_t {
+            ssize_t r = send_once(v, n, 0, t);
+            if (r == 0) {  // not EOF for a send: the kernel took nothing
+                errno = EPIPE;
+                return -1;
+            }
+            return r;
+        },
+        &write_err_);
+}
+
+ssize_t KernelSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
+    Timeout t(timeout_);
+    size_t done = 0;
+    while (done < count) {
+        ssize_t r =
+            doio(fd_, kWrite, t, [&] { return ::sendfile(fd_, in_fd, &offset, count - done); });
+        if (r < 0) return -1;
+        if (r == 0) break;  // end of the file
+        done += (size_t)r;
+    }
+    return (ssize_t)done;
+}
+
+Object* KernelSocketStream::get_underlay_object(uint64_t recursion) {
+    return (Object*)(intptr_t)fd_;  // Photon's convention: the fd, for any recursion
+}
+
+int KernelSocketStream::setsockopt(int level, int name, const void* value, socklen_t len) {
+    return ::setsockopt(fd_, level, name, value, len);
+}
+
+int KernelSocketStream::getsockopt(int level, int name, void* value, socklen_t* len) {
+    return ::getsockopt(fd_, level, name, value, len);
+}
+
+int KernelSocketStream::getsockname(EndPoint& addr) { return get_socket_name(fd_, addr); }
+int KernelSocketStream::getpeername(EndPoint& addr) { return get_peer_name(fd_, addr); }
+int KernelSocketStream::getsockname(char* path, size_t count) {
+    return get_socket_name(fd_, path, count);
+}
+int KernelSocketStream::getpeername(char* path, size_t count) {
+    return get_peer_name(fd_, path, count);
+}
+
+// ---- ISocketStream helpers ----------------------------------------------------
+
+ssize_t ISocketStream::recv_at_least(void* buf, size_t count, size_t least, int flags) {
+    struct iovec iov = {buf, count};
+    return recv_at_least_mutable(&iov, 1, least, flags);
+}
+
+ssize_t ISocketStream::recv_at_least_mutable(struct iovec* iov, int iovcnt, size_t least,
+                                             int flags) {
+    size_t got = 0;
+    iov = iov_advance(iov, iovcnt, 0);
+    while (iovcnt > 0) {
+        ssize_t r = recv(iov, iovcnt, flags);
+        if (r < 0) return -1;
+        if (r == 0) break;  // EOF before `least`
+        got += (size_t)r;
+        if (got >= least) break;
+        iov = iov_advance(iov, iovcnt, (size_t)r);
+    }
+    return (ssize_t)got;
+}
+
+bool ISocketStream::skip_read(size_t count) {
+    char buf[4096];
+    while (count) {
+        ssize_t r = read(buf, count < sizeof(buf) ? count : sizeof(buf));
+        if (r <= 0) return false;
+        count -= (size_t)r;
+    }
+    return true;
+}
+
+}  // namespace net
+}  // namespace photon

@@ -1,0 +1,29 @@
+// The factories of the kernel-socket flavours over the event engine.
+#include "kernel_socket.h"
+
+namespace photon {
+namespace net {
+namespace {
+ISocketStream* make_kernel_stream(int fd) { return new KernelSocketStream(fd); }
+}  // namespace
+}  // namespace net
+}  // namespace photon
+
+using namespace photon::net;
+
+extern "C" ISocketClient* new_tcp_socket_client(IPAddr* bind_ips, uint32_t bind_ips_n) {
+    return new KernelSocketClient(AF_INET, &make_kernel_stream, bind_ips, bind_ips_n);
+}
+extern "C" ISocketServer* new_tcp_socket_server() {
+    return new KernelSocketServer(AF_INET, &make_kernel_stream);
+}
+extern "C" ISocketClient* new_tcp_socket_client_ipv6() { return new_tcp_socket_client(); }
+extern "C" ISocketServer* new_tcp_socket_server_ipv6() { return new_tcp_socket_server(); }
+extern "C" ISocketClient* new_et_tcp_socket_client() { return new_tcp_socket_client(); }
+extern "C" ISocketServer* new_et_tcp_socket_server() { return new_tcp_socket_server(); }
+extern "C" ISocketClient* new_uds_client() {
+    return new KernelSocketClient(AF_UNIX, &make_kernel_stream);
+}
+extern "C" ISocketServer* new_uds_server(bool autoremove) {
+    return new KernelSocketServer(AF_UNIX, &make_kernel_stream, autoremove);
+}
