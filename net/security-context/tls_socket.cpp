@@ -1,0 +1,142 @@
+// TLS clients and servers: wrappers that put a TLS stream over every stream
+// their base client connects or base server accepts.
+#include <atomic>
+#include <memory>
+
+#include <photon/common/alog.h>
+#include <photon/common/utility.h>
+#include <photon/net/security-context/tls-stream.h>
+
+namespace photon {
+namespace net {
+
+namespace {
+
+class TLSSocketClient : public ISocketClient {
+public:
+    TLSSocketClient(TLSContext* ctx, ISocketClient* base, bool own)
+        : ctx_(ctx), base_(base), own_(own) {}
+    ~TLSSocketClient() override {
+        if (own_) delete base_;
+    }
+
+    ISocketStream* connect(const EndPoint& remote, const EndPoint* local = nullptr) override {
+        return wrap(base_->connect(remote, local));
+    }
+    ISocketStream* connect(const char* path, size_t count = 0) override {
+        return wrap(base_->connect(path, count));
+    }
+    uint64_t timeout() const override { return base_->timeout(); }
+    void timeout(uint64_t tm) override { base_->timeout(tm); }
+    Object* get_underlay_object(uint64_t recursion) override {
+        return recursion == 0 ? (Object*)base_ : base_->get_underlay_object(recursion - 1);
+    }
+    int setsockopt(int level, int name, const void* value, socklen_t len) override {
+        return base_->setsockopt(level, name, value, len);
+    }
+    int getsockopt(int level, int name, void* value, socklen_t* len) override {
+        return base_->getsockopt(level, name, value, len);
+    }
+
+private:
+    // The handshake waits for the first I/O, so set a hostname before it.
+    ISocketStream* wrap(ISocketStream* s) {
+        return s ? new_tls_stream(ctx_, s, SecurityRole::Client, true) : nullptr;
+    }
+
+    TLSContext* ctx_;
+    ISocketClient* base_;
+    bool own_;
+};
+
+// What connection coroutines need. They may outlive the server (its base
+// keeps open connections going), so they share it by reference count.
+struct tls_conn_state {
+    TLSContext* ctx;
+    ISocketServer::Handler handler;
+    ISocketServer* base;
+    std::atomic<int> refs{1};
+
+    void unref() {
+        if (--refs == 0) delete this;
+    }
+    // In the connection's own coroutine, so a slow handshake delays no one
+    // else. The base server deletes `plain` after we return.
+    int on_connection(ISocketStream* plain) {
+        refs++;
+        DEFER(unref());
+        // Streams without a timeout take the server's, which bounds the handshake.
+        if (plain->timeout() == (uint64_t)-1 && base) plain->timeout(base->timeout());
+        std::unique_ptr<ISocketStream> s(new_tls_stream(ctx, plain, SecurityRole::Server));
+        if (!s) return -1;  // logged by the handshake
+        return handler(s.get());
+    }
+};
+
+class TLSSocketServer : public ISocketServer {
+public:
+    TLSSocketServer(TLSContext* ctx, ISocketServer* base, bool own)
+        : state_(new tls_conn_state{ctx, {}, base}), base_(base), own_(own) {}
+    ~TLSSocketServer() override {
+        base_->terminate();
+        if (own_) {
+            delete base_;
+        } else {
+            base_->set_handler({});  // it must not call into us any more
+        }
+        state_->base = nullptr;
+        state_->unref();
+    }
+
+    int bind(const EndPoint& ep) override { return base_->bind(ep); }
+    int bind(const char* path, size_t count) override { return base_->bind(path, count); }
+    int listen(int backlog = 1024) override { return base_->listen(backlog); }
+    ISocketStream* accept(EndPoint* remote_endpoint = nullptr) override {
+        ISocketStream* s = base_->accept(remote_endpoint);
+        if (s && s->timeout() == (uint64_t)-1) s->timeout(base_->timeout());
+        return s ? new_tls_stream(state_->ctx, s, SecurityRole::Server, true) : nullptr;
+    }
+    ISocketServer* set_handler(Handler handler) override {
+        state_->handler = handler;
+        base_->set_handler({state_, &tls_conn_state::on_connection});
+        return this;
+    }
+    int start_loop(bool block = false) override { return base_->start_loop(block); }
+    void terminate() override { base_->terminate(); }
+    uint64_t timeout() const override { return base_->timeout(); }
+    void timeout(uint64_t tm) override { base_->timeout(tm); }
+
+    Object* get_underlay_object(uint64_t recursion) override {
+        return recursion == 0 ? (Object*)base_ : base_->get_underlay_object(recursion - 1);
+    }
+    int setsockopt(int level, int name, const void* value, socklen_t len) override {
+        return base_->setsockopt(level, name, value, len);
+    }
+    int getsockopt(int level, int name, void* value, socklen_t* len) override {
+        return base_->getsockopt(level, name, value, len);
+    }
+    int getsockname(EndPoint& addr) override { return base_->getsockname(addr); }
+    int getpeername(EndPoint& addr) override { return base_->getpeername(addr); }
+    int getsockname(char* path, size_t count) override { return base_->getsockname(path, count); }
+    int getpeername(char* path, size_t count) override { return base_->getpeername(path, count); }
+
+private:
+    tls_conn_state* state_;
+    ISocketServer* base_;
+    bool own_;
+};
+
+}  // namespace
+
+ISocketClient* new_tls_client(TLSContext* ctx, ISocketClient* base, bool ownership) {
+    if (!ctx || !base) LOG_ERROR_RETURN(EINVAL, nullptr, "new_tls_client: no context or base");
+    return new TLSSocketClient(ctx, base, ownership);
+}
+
+ISocketServer* new_tls_server(TLSContext* ctx, ISocketServer* base, bool ownership) {
+    if (!ctx || !base) LOG_ERROR_RETURN(EINVAL, nullptr, "new_tls_server: no context or base");
+    return new TLSSocketServer(ctx, base, ownership);
+}
+
+}  // namespace net
+}  // namespace photon

@@ -1,0 +1,100 @@
+// TLSSocketStream: a TLS session over a base ISocketStream. Private header
+// of net/security-context/.
+//
+// OpenSSL never touches the base stream: its BIO reads from in_ and appends
+// to out_, so SSL_* calls never park and need no lock (a stream's coroutines
+// share one vCPU). Only moving bytes between the base stream and those
+// buffers parks, under read_lock_ / write_lock_. That lets one coroutine wait
+// in read while another writes, which a BIO calling base->recv from inside
+// SSL_read could not allow.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <memory>
+#include <string>
+
+#include <photon/common/timeout.h>
+#include <photon/thread/thread.h>
+
+#include "tls_context.h"
+
+namespace photon {
+namespace net {
+
+class TLSSocketStream : public ISocketStream {
+public:
+    TLSSocketStream(TLSContextImpl* ctx, ISocketStream* base, SecurityRole role, bool own);
+    ~TLSSocketStream() override;
+    int init();  // -1 with errno if OpenSSL cannot make the session
+    int handshake(Timeout t);
+    int set_hostname(const char* host);
+    std::string_view alpn_selected() const;
+    const char* version() const { return handshaken_ ? SSL_get_version(ssl_) : nullptr; }
+
+    int close() override;
+    int shutdown(ShutdownHow how) override;
+    ssize_t read(void* buf, size_t count) override;
+    ssize_t readv(const struct iovec* iov, int iovcnt) override;
+    ssize_t write(const void* buf, size_t count) override;
+    ssize_t writev(const struct iovec* iov, int iovcnt) override;
+    ssize_t recv(void* buf, size_t count, int flags = 0) override;
+    ssize_t recv(const struct iovec* iov, int iovcnt, int flags = 0) override;
+    ssize_t send(const void* buf, size_t count, int flags = 0) override;
+    ssize_t send(const struct iovec* iov, int iovcnt, int flags = 0) override;
+    ssize_t sendfile(int in_fd, off_t offset, size_t count) override;
+    uint64_t timeout() const override { return timeout_; }
+    void timeout(uint64_t tm) override;
+
+    Object* get_underlay_object(uint64_t recursion) override;
+    int setsockopt(int level, int name, const void* value, socklen_t len) override {
+        return base_->setsockopt(level, name, value, len);
+    }
+    int getsockopt(int level, int name, void* value, socklen_t* len) override {
+        return base_->getsockopt(level, name, value, len);
+    }
+    int getsockname(EndPoint& addr) override { return base_->getsockname(addr); }
+    int getpeername(EndPoint& addr) override { return base_->getpeername(addr); }
+    int getsockname(char* path, size_t count) override { return base_->getsockname(path, count); }
+    int getpeername(char* path, size_t count) override { return base_->getpeername(path, count); }
+
+private:
+    friend struct tls_bio;
+
+    ssize_t read_iov(const struct iovec* iov, int iovcnt, bool fill);
+    ssize_t write_iov(const struct iovec* iov, int iovcnt, bool all);
+    ssize_t ssl_read(void* buf, size_t n, Timeout& t, bool may_wait);
+    ssize_t ssl_write(const void* buf, size_t n, Timeout& t);
+    int fill_input(Timeout& t);
+    int flush_output(Timeout& t, bool must);
+    int fatal(int ssl_ret, const char* op);
+    void send_close_notify();
+    bool readable_now() const { return in_pos_ < in_len_ || SSL_pending(ssl_) > 0; }
+    template <typename F>
+    ssize_t with_deadline(Timeout& t, F f);
+
+    TLSContextImpl* ctx_;
+    ISocketStream* base_;
+    SecurityRole role_;
+    bool own_;
+    SSL* ssl_ = nullptr;
+    uint64_t timeout_;
+
+    std::unique_ptr<char[]> in_;  // ciphertext from base, not yet given to OpenSSL
+    size_t in_pos_ = 0, in_len_ = 0;
+    bool in_eof_ = false;  // base recv gave 0
+    std::string out_;      // ciphertext OpenSSL wrote, not yet sent
+    std::string sending_;  // what the write_lock_ holder is sending now
+
+    mutex read_lock_, write_lock_, hs_lock_;
+    bool handshaken_ = false;
+    bool got_close_notify_ = false;
+    bool sent_close_notify_ = false;
+    bool closed_ = false;
+    int err_ = 0;       // sticky: a TLS failure or a lost send
+    int read_err_ = 0;  // cut a read short; the next read reports it
+    int write_err_ = 0;
+};
+
+}  // namespace net
+}  // namespace photon
