@@ -17,7 +17,7 @@ packages=(
     build-essential cmake ninja-build pkg-config
     libgtest-dev libgmock-dev googletest libgflags-dev
     liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev
-    clang clang-format valgrind
+    clang clang-format libclang-rt-14-dev valgrind
 )
 
 check_only=0

@@ -1,0 +1,93 @@
+// Headers: case-insensitive, ordered, duplicates, limits, injection refused.
+#include <gtest/gtest.h>
+
+#include <photon/net/http/headers.h>
+
+using namespace photon::net::http;
+
+TEST(Headers, LookupIgnoresCase) {
+    Headers h;
+    ASSERT_EQ(0, h.insert("Content-Type", "text/plain"));
+    EXPECT_EQ("text/plain", h["content-type"]);
+    EXPECT_EQ("text/plain", h["CONTENT-TYPE"]);
+    EXPECT_TRUE(h.has("cOnTeNt-TyPe"));
+    EXPECT_EQ("", h["Missing"]);
+}
+
+TEST(Headers, DuplicatesNeedAllowDupAndKeepOrder) {
+    Headers h;
+    ASSERT_EQ(0, h.insert("Set-Cookie", "a=1"));
+    errno = 0;
+    EXPECT_EQ(-1, h.insert("set-cookie", "b=2"));
+    EXPECT_EQ(EEXIST, errno);
+    ASSERT_EQ(0, h.insert("set-cookie", "b=2", 1));
+    ASSERT_EQ(0, h.insert("X", "y"));
+    EXPECT_EQ(2u, h.count("SET-COOKIE"));
+    auto all = h.get_all("Set-Cookie");
+    ASSERT_EQ(2u, all.size());
+    EXPECT_EQ("a=1", all[0]);
+    EXPECT_EQ("b=2", all[1]);
+    std::string names;
+    for (auto& f : h) names += f.first + ";";
+    EXPECT_EQ("Set-Cookie;set-cookie;X;", names);
+    EXPECT_EQ(2u, h.erase("set-COOKIE"));
+    EXPECT_EQ(1u, h.size());
+}
+
+TEST(Headers, SetReplacesEveryValue) {
+    Headers h;
+    ASSERT_EQ(0, h.insert("A", "1"));
+    ASSERT_EQ(0, h.insert("a", "2", 1));
+    ASSERT_EQ(0, h.set("A", "3"));
+    EXPECT_EQ(1u, h.count("a"));
+    EXPECT_EQ("3", h["a"]);
+}
+
+TEST(Headers, RefusesCrlfInjectionWithEinval) {
+    Headers h;
+    for (auto bad : {std::pair<const char*, const char*>{"X", "a\r\nEvil: 1"},
+                     {"X", "a\nb"},
+                     {"X Y", "v"},
+                     {"X:", "v"},
+                     {"", "v"},
+                     {"X", " padded"}}) {
+        errno = 0;
+        EXPECT_EQ(-1, h.insert(bad.first, bad.second)) << bad.first;
+        EXPECT_EQ(EINVAL, errno);
+    }
+    EXPECT_EQ(-1, h.insert("X", std::string_view("a\0b", 3)));
+    EXPECT_TRUE(h.empty());
+}
+
+TEST(Headers, LimitsCountAndBytesWithEnobufs) {
+    Headers h(2, 1000);
+    ASSERT_EQ(0, h.insert("A", "1"));
+    ASSERT_EQ(0, h.insert("B", "2"));
+    errno = 0;
+    EXPECT_EQ(-1, h.insert("C", "3"));
+    EXPECT_EQ(ENOBUFS, errno);
+    Headers small(10, 20);
+    ASSERT_EQ(0, small.insert("A", "1234567890"));  // 15 bytes with ": " and CRLF
+    EXPECT_EQ(-1, small.insert("B", "1"));
+    EXPECT_EQ(15u, small.bytes());
+}
+
+TEST(Headers, ContentLengthGetsAndSets) {
+    Headers h;
+    EXPECT_EQ(0u, h.content_length());
+    ASSERT_EQ(0, h.content_length(12345678901234ULL));
+    EXPECT_EQ("12345678901234", h["content-length"]);
+    EXPECT_EQ(12345678901234ULL, h.content_length());
+    ASSERT_EQ(0, h.content_length(7));
+    EXPECT_EQ(1u, h.count("Content-Length"));
+    std::string text;
+    h.serialize(&text);
+    EXPECT_EQ("Content-Length: 7\r\n", text);
+}
+
+TEST(Headers, ListHasTokenTrimsAndIgnoresCase) {
+    EXPECT_TRUE(list_has_token("keep-alive, Upgrade", "upgrade"));
+    EXPECT_TRUE(list_has_token(" close ", "CLOSE"));
+    EXPECT_FALSE(list_has_token("closed", "close"));
+    EXPECT_FALSE(list_has_token("", "close"));
+}

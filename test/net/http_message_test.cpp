@@ -1,0 +1,329 @@
+// Messages over in-memory streams: every body framing, pipelining, chunked
+// round trips, the writers' limits, 100-continue and responses.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <photon/common/alog.h>
+#include <photon/net/http/message.h>
+
+#include "../fuzz/mem_stream.h"
+
+using namespace photon::net::http;
+using photon_test::MemStream;
+
+namespace {
+
+std::string read_all(Message& m) {
+    std::string body;
+    char buf[7];  // small, odd: reads straddle chunk boundaries
+    ssize_t n;
+    while ((n = m.read(buf, sizeof(buf))) > 0) body.append(buf, n);
+    EXPECT_EQ(0, n) << "errno " << errno << " " << parse_error_str(m.parse_error());
+    return body;
+}
+
+std::string random_bytes(size_t n, std::mt19937& rng) {
+    std::string s(n, 0);
+    for (auto& c : s) c = (char)rng();
+    return s;
+}
+
+const size_t kPieces[] = {SIZE_MAX, 1, 2, 5, 64};
+
+}  // namespace
+
+class HttpMessage : public ::testing::Test {
+protected:
+    void SetUp() override { set_log_output_level(ALOG_ERROR); }
+};
+
+TEST_F(HttpMessage, ReadsAContentLengthBodyAndNoMore) {
+    for (size_t piece : kPieces) {
+        MemStream s("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello worldEXTRA",
+                    piece);
+        InputBuffer in(&s);
+        Request req;
+        req.reset(&in, &s);
+        ASSERT_EQ(0, req.receive_header());
+        EXPECT_EQ(11, req.body_size());
+        EXPECT_EQ("hello world", read_all(req));
+        EXPECT_TRUE(req.body_done());
+        // What follows the body stays buffered or unread for the next message.
+        std::string rest;
+        char buf[16];
+        ssize_t n;
+        while ((n = in.read_some(buf, sizeof(buf))) > 0) rest.append(buf, n);
+        EXPECT_EQ("EXTRA", rest.substr(rest.size() - 5));
+        EXPECT_EQ(5u, rest.size());
+    }
+}
+
+TEST_F(HttpMessage, ReadsAChunkedBodyWithExtensionsAndTrailers) {
+    std::string raw =
+        "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5;name=value\r\nhello\r\n1 ; x\r\n \r\nA\r\n0123456789\r\n0\r\nTrailer-A: 1\r\n\r\n";
+    for (size_t piece : kPieces) {
+        MemStream s(raw, piece);
+        InputBuffer in(&s);
+        Request req;
+        req.reset(&in, &s);
+        ASSERT_EQ(0, req.receive_header());
+        EXPECT_EQ(Framing::Chunked, req.framing());
+        EXPECT_EQ(-1, req.body_size());
+        EXPECT_EQ("hello 0123456789", read_all(req));
+        EXPECT_EQ("1", req.trailers["trailer-a"]);
+        EXPECT_FALSE(req.headers.has("Trailer-A"));  // never merged into the head
+    }
+}
+
+TEST_F(HttpMessage, RejectsMalformedChunks) {
+    std::string head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+    Limits l;
+    l.max_chunk_line = 32;
+    l.max_trailer_size = 64;
+    l.max_body_size = 100;
+    struct Case {
+        std::string body;
+        ParseError want;
+    } cases[] = {
+        {"5\r\nhelloXX0\r\n\r\n", ParseError::BadChunk},  // no CRLF after data
+        {"5\nhello\r\n0\r\n\r\n", ParseError::BareLF},
+        {"5\r\nhello\n0\r\n\r\n", ParseError::BareLF},
+        {"5\r\nhello\r\n0\r\n\n", ParseError::BareLF},
+        {"5\rhello\r\n0\r\n\r\n", ParseError::BareCR},
+        {"x\r\n", ParseError::BadChunk},
+        {"\r\n", ParseError::BadChunk},
+        {"-5\r\n", ParseError::BadChunk},
+        {"0x5\r\nhello\r\n", ParseError::BadChunk},
+        {"5 \r\nhello\r\n", ParseError::BadChunk},        // whitespace without extension
+        {"10000000000000000\r\n", ParseError::BadChunk},  // 17 hex digits: overflow
+        {"ffffffffffffffff\r\n", ParseError::BodyTooLarge},
+        {"65\r\n", ParseError::BodyTooLarge},  // 101 > 100
+        {"5;" + std::string(40, 'e') + "\r\nhello\r\n", ParseError::ChunkLineTooLong},
+        {"5;a\x01\r\nhello\r\n", ParseError::BadChunk},
+        {"0\r\nX: " + std::string(80, 'v') + "\r\n\r\n", ParseError::TrailersTooLarge},
+        {"0\r\n folded\r\n\r\n", ParseError::ObsFold},
+        {"0\r\nBad Name: v\r\n\r\n", ParseError::BadFieldName},
+        {"5\r\nhel", ParseError::Truncated},
+        {"5\r\nhello\r\n", ParseError::Truncated},
+    };
+    for (auto& c : cases) {
+        for (size_t piece : {SIZE_MAX, (size_t)1}) {
+            MemStream s(head + c.body, piece);
+            InputBuffer in(&s);
+            Request req(l);
+            req.reset(&in, &s);
+            ASSERT_EQ(0, req.receive_header());
+            char buf[64];
+            ssize_t n;
+            while ((n = req.read(buf, sizeof(buf))) > 0) {
+            }
+            EXPECT_EQ(-1, n) << c.body;
+            EXPECT_EQ(EPROTO, errno);
+            EXPECT_EQ(c.want, req.parse_error())
+                << c.body << " got " << parse_error_str(req.parse_error());
+            EXPECT_FALSE(req.keep_alive());
+        }
+    }
+}
+
+TEST_F(HttpMessage, ServesThreePipelinedRequestsInOrder) {
+    std::string raw =
+        "POST /1 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+        "POST /2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nde\r\n0\r\n\r\n"
+        "GET /3 HTTP/1.1\r\nHost: h\r\n\r\n";
+    for (size_t piece : kPieces) {
+        MemStream s(raw, piece);
+        InputBuffer in(&s);
+        Request req;
+        req.reset(&in, &s);
+        ASSERT_EQ(0, req.receive_header());
+        EXPECT_EQ("/1", req.target());
+        EXPECT_EQ("abc", read_all(req));
+        ASSERT_EQ(0, req.receive_header());
+        EXPECT_EQ("/2", req.target());
+        EXPECT_EQ("de", read_all(req));
+        ASSERT_EQ(0, req.receive_header());
+        EXPECT_EQ("/3", req.target());
+        EXPECT_EQ("", read_all(req));
+        EXPECT_EQ(-1, req.receive_header());
+        EXPECT_EQ(ENODATA, errno);
+    }
+}
+
+TEST_F(HttpMessage, SkipsAnUnreadBodyBeforeTheNextRequest) {
+    MemStream s(
+        "POST /1 HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nabcde"
+        "GET /2 HTTP/1.1\r\nHost: h\r\n\r\n",
+        3);
+    InputBuffer in(&s);
+    Request req;
+    req.reset(&in, &s);
+    ASSERT_EQ(0, req.receive_header());
+    char c;
+    ASSERT_EQ(1, req.read(&c, 1));
+    ASSERT_EQ(0, req.receive_header());
+    EXPECT_EQ("/2", req.target());
+}
+
+TEST_F(HttpMessage, ChunkedRoundTripsWithRandomChunking) {
+    std::mt19937 rng(42);
+    for (int round = 0; round < 50; round++) {
+        std::string body = random_bytes(rng() % 5000, rng);
+        MemStream sink("");
+        Request out;
+        InputBuffer unused(&sink);
+        out.reset(&unused, &sink);
+        out.verb(Verb::PUT);
+        ASSERT_EQ(0, out.target("/obj"));
+        ASSERT_EQ(0, out.headers.insert("Host", "h"));
+        ASSERT_EQ(0, out.headers.insert("Transfer-Encoding", "chunked"));
+        for (size_t pos = 0; pos < body.size();) {
+            size_t n = std::min<size_t>(body.size() - pos, 1 + rng() % 700);
+            ASSERT_EQ((ssize_t)n, out.write(body.data() + pos, n));
+            pos += n;
+        }
+        ASSERT_EQ(0, out.send());
+        MemStream wire(sink.out, 1 + rng() % 100, rng());
+        InputBuffer in(&wire);
+        Request req;
+        req.reset(&in, &wire);
+        ASSERT_EQ(0, req.receive_header());
+        EXPECT_EQ(Verb::PUT, req.verb());
+        EXPECT_EQ(body, read_all(req));
+    }
+}
+
+TEST_F(HttpMessage, ContentLengthWriterRefusesMoreThanDeclared) {
+    MemStream sink("");
+    InputBuffer in(&sink);
+    Request req;
+    req.reset(&in, &sink);
+    req.verb(Verb::POST);
+    ASSERT_EQ(0, req.target("/"));
+    ASSERT_EQ(0, req.headers.content_length(5));
+    ASSERT_EQ(3, req.write("abc", 3));
+    errno = 0;
+    EXPECT_EQ(-1, req.write("def", 3));
+    EXPECT_EQ(EMSGSIZE, errno);
+    EXPECT_EQ(-1, req.send());  // 2 bytes short
+    EXPECT_EQ(EPROTO, errno);
+    ASSERT_EQ(2, req.write("de", 2));
+    EXPECT_EQ(0, req.send());
+    EXPECT_EQ("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcde", sink.out);
+}
+
+TEST_F(HttpMessage, RequestWithoutLengthTakesNoBody) {
+    MemStream sink("");
+    InputBuffer in(&sink);
+    Request req;
+    req.reset(&in, &sink);
+    EXPECT_EQ(-1, req.send());  // no verb, no target yet
+    EXPECT_EQ(EINVAL, errno);
+    req.verb(Verb::GET);
+    ASSERT_EQ(0, req.target("/x?y"));
+    EXPECT_EQ(-1, req.target("/a b"));
+    EXPECT_EQ(-1, req.write("a", 1));
+    EXPECT_EQ(EMSGSIZE, errno);
+    ASSERT_EQ(0, req.send());
+    EXPECT_EQ("GET /x?y HTTP/1.1\r\n\r\n", sink.out);
+}
+
+TEST_F(HttpMessage, SendsContinueOnFirstBodyRead) {
+    MemStream s(
+        "PUT /f HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok");
+    InputBuffer in(&s);
+    Request req;
+    req.reset(&in, &s);
+    ASSERT_EQ(0, req.receive_header());
+    EXPECT_TRUE(req.expect_continue());
+    EXPECT_EQ("", s.out);
+    EXPECT_EQ("ok", read_all(req));
+    EXPECT_EQ("HTTP/1.1 100 Continue\r\n\r\n", s.out);
+}
+
+TEST_F(HttpMessage, ResponseChoosesFraming) {
+    MemStream sink("");
+    InputBuffer in(&sink);
+    Response resp;
+    resp.reset(&in, &sink);
+    ASSERT_EQ(0, resp.set_result(404));
+    EXPECT_EQ("Not Found", resp.status_message());
+    ASSERT_EQ(3, resp.write("abc", 3));
+    ASSERT_EQ(0, resp.send());
+    EXPECT_EQ("HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+              sink.out);
+
+    sink.out.clear();
+    resp.reset(&in, &sink);
+    resp.for_request(Verb::GET, 0);
+    ASSERT_EQ(0, resp.set_result(200, "Fine"));
+    ASSERT_EQ(2, resp.write("hi", 2));
+    ASSERT_EQ(0, resp.send());
+    EXPECT_EQ("HTTP/1.1 200 Fine\r\nConnection: close\r\n\r\nhi", sink.out);
+    EXPECT_FALSE(resp.keep_alive());
+
+    sink.out.clear();
+    resp.reset(&in, &sink);
+    resp.for_request(Verb::HEAD, 1);
+    ASSERT_EQ(0, resp.headers.content_length(100));
+    EXPECT_EQ(-1, resp.write("x", 1));  // HEAD: the length is metadata only
+    ASSERT_EQ(0, resp.send());
+    EXPECT_EQ("HTTP/1.1 200 Fine\r\nContent-Length: 100\r\n\r\n", sink.out);
+
+    EXPECT_EQ(-1, resp.set_result(99));
+    EXPECT_EQ(-1, resp.set_result(200, "a\r\nb"));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(HttpMessage, ReceivesResponsesOfEachFraming) {
+    std::string raw =
+        "HTTP/1.1 100 Continue\r\n\r\n"
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab"
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nc\r\n0\r\n\r\n"
+        "HTTP/1.1 204 No Content\r\n\r\n"
+        "HTTP/1.0 200 OK\r\n\r\nuntil close";
+    for (size_t piece : kPieces) {
+        MemStream s(raw, piece);
+        InputBuffer in(&s);
+        Response resp;
+        resp.reset(&in, &s);
+        ASSERT_EQ(0, resp.receive_header());
+        EXPECT_EQ(100, resp.status_code());
+        ASSERT_EQ(0, resp.receive_header());
+        EXPECT_EQ("ab", read_all(resp));
+        ASSERT_EQ(0, resp.receive_header());
+        EXPECT_EQ("c", read_all(resp));
+        ASSERT_EQ(0, resp.receive_header());
+        EXPECT_EQ(204, resp.status_code());
+        EXPECT_EQ("", read_all(resp));
+        ASSERT_EQ(0, resp.receive_header());
+        EXPECT_EQ(Framing::UntilClose, resp.framing());
+        EXPECT_FALSE(resp.keep_alive());
+        EXPECT_EQ("until close", read_all(resp));
+    }
+}
+
+TEST_F(HttpMessage, TruncatedContentLengthBodyFailsWithEproto) {
+    MemStream s("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc");
+    InputBuffer in(&s);
+    Request req;
+    req.reset(&in, &s);
+    ASSERT_EQ(0, req.receive_header());
+    char buf[16];
+    EXPECT_EQ(-1, req.read(buf, sizeof(buf)));
+    EXPECT_EQ(EPROTO, errno);
+    EXPECT_EQ(ParseError::Truncated, req.parse_error());
+}
+
+TEST_F(HttpMessage, HeadLargerThanTheBufferFailsWith431) {
+    Limits l;
+    l.max_head_size = 1 << 20;  // beyond the buffer: the buffer bounds it
+    MemStream s("GET / HTTP/1.1\r\nHost: h\r\n" + std::string(2000, 'X'), 16);
+    InputBuffer in(&s, 1024);
+    Request req(l);
+    req.reset(&in, &s);
+    EXPECT_EQ(-1, req.receive_header());
+    EXPECT_EQ(431, http_status(req.parse_error()));
+}
