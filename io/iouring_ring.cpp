@@ -55,6 +55,7 @@ void op_waiter::fire(uring_completion* c, int32_t res, uint32_t flags) {
     auto w = static_cast<op_waiter*>(c);
     if (!(flags & IORING_CQE_F_NOTIF)) w->res = res;  // a notification carries no result
     if (flags & IORING_CQE_F_MORE) return;            // zero-copy: the buffer is still in use
+    w->cqe_flags = flags;
     w->done = true;
     // Only a parked waiter is woken: an EOK left on a ready coroutine would
     // surface as a spurious thread_yield() result.

@@ -27,6 +27,7 @@ constexpr uint64_t kIgnoredCqe = 0;
 struct op_waiter : uring_completion {
     thread* th = CURRENT;
     int32_t res = 0;
+    uint32_t cqe_flags = 0;  // of the request's last CQE
     bool done = false;
     bool parked = false;        // asleep for this request: the CQE wakes it
     bool timed = false;         // a linked timeout guards the request

@@ -130,6 +130,26 @@ ssize_t iouring_recv(int fd, void* buf, size_t len, uint64_t flags, Timeout time
     });
 }
 
+ssize_t iouring_recv_more(int fd, void* buf, size_t len, uint64_t flags, Timeout timeout,
+                          bool* more) {
+    uring* r = ring_for(nullptr);
+    if (!r) return -1;
+    op_waiter w;
+    r->execute(
+        w,
+        [&](io_uring_sqe* sqe) {
+            io_uring_prep_recv(sqe, fd, buf, clamp_len(len), (int)(uint32_t)flags);
+            sqe->flags |= (uint8_t)(flags >> 32);
+        },
+        timeout);
+#ifdef IORING_CQE_F_SOCK_NONEMPTY
+    *more = w.cqe_flags & IORING_CQE_F_SOCK_NONEMPTY;
+#else
+    *more = false;
+#endif
+    return uring::result(w);
+}
+
 ssize_t iouring_recvmsg(int fd, msghdr* msg, uint64_t flags, Timeout timeout,
                         CascadingEventEngine* ce) {
     return run(ce, flags, timeout, [&](io_uring_sqe* sqe) {

@@ -70,12 +70,21 @@ ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int 
     ssize_t r = -2;
     if (more_queued_ || !on_iouring_master())
         r = try_now(::recvmsg(fd_, &msg, flags | MSG_DONTWAIT));
-    if (r == -2) {
-        if (iovcnt == 1)
-            r = iouring_recv(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t);
-        else
-            r = iouring_recvmsg(fd_, &msg, (uint32_t)flags, t);
+    if (r != -2) {
+        more_queued_ = r > 0 && (size_t)r == want;  // a full buffer: likely more behind it
+        return r;
     }
+    if (iovcnt == 1 && on_iouring_master()) {
+        // The kernel says whether data is left (IORING_CQE_F_SOCK_NONEMPTY):
+        // a ping-pong peer's socket is empty after each message, so its next
+        // recv goes to the ring directly, without a syscall that says EAGAIN.
+        bool more = false;
+        r = iouring_recv_more(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t, &more);
+        more_queued_ = r > 0 && more;
+        return r;
+    }
+    r = iovcnt == 1 ? iouring_recv(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t)
+                    : iouring_recvmsg(fd_, &msg, (uint32_t)flags, t);
     more_queued_ = r > 0 && (size_t)r == want;
     return r;
 }

@@ -78,5 +78,9 @@ int iouring_close(int, Timeout, CascadingEventEngine*) { return enosys(); }
 int iouring_register_files(int, CascadingEventEngine*) { return enosys(); }
 int iouring_unregister_files(int, CascadingEventEngine*) { return enosys(); }
 bool iouring_register_files_enabled() { return false; }
+ssize_t iouring_recv_more(int, void*, size_t, uint64_t, Timeout, bool* more) {
+    *more = false;
+    return enosys();
+}
 
 }  // namespace photon

@@ -60,6 +60,11 @@ ssize_t iouring_sendmsg_zc(int fd, const msghdr* msg, uint64_t flags = 0, Timeou
                            CascadingEventEngine* ce = nullptr);
 ssize_t iouring_recv(int fd, void* buf, size_t len, uint64_t flags = 0, Timeout timeout = {},
                      CascadingEventEngine* ce = nullptr);
+// Photon extension: iouring_recv on this vCPU's ring that also says whether
+// the socket still had data queued after it (IORING_CQE_F_SOCK_NONEMPTY;
+// false where the kernel does not tell).
+ssize_t iouring_recv_more(int fd, void* buf, size_t len, uint64_t flags, Timeout timeout,
+                          bool* more);
 ssize_t iouring_recvmsg(int fd, msghdr* msg, uint64_t flags = 0, Timeout timeout = {},
                         CascadingEventEngine* ce = nullptr);
 // Offsets -1: the pipe end, or the file position.
