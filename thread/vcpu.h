@@ -42,7 +42,7 @@ struct vcpu_t : vcpu_base {
     std::atomic<bool> has_standby{false};
     std::atomic<bool> idle_sleeping{false};
     std::atomic<uint32_t> futex_word{0};  // idle wait without an event engine
-    uint64_t engine_polled = 0;            // `now` at the last non-blocking engine poll
+    uint64_t engine_polled = 0;           // `now` at the last non-blocking engine poll
 
     ~vcpu_t() {
         rq.release();
