@@ -7,7 +7,6 @@
 // and an fd number closed and reused gets registered afresh: MOD fails with
 // ENOENT and we ADD). Waiters are nodes on their own stacks, listed per fd;
 // an event wakes those whose interest it matches.
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include <photon/io/fd-events.h>
 
 #include "epoll_util.h"
+#include "fd_poll.h"
 
 namespace photon {
 
@@ -162,21 +162,6 @@ private:
         int r = ctl(EPOLL_CTL_MOD, fd);
         slot(fd).registered = r > 0;
         return r;
-    }
-
-    static int poll_once(int fd, uint32_t want) {
-        struct pollfd p = {fd, 0, 0};
-        if (want & EVENT_READ) p.events |= POLLIN | POLLRDHUP;
-        if (want & EVENT_WRITE) p.events |= POLLOUT;
-        if (want & EVENT_ERROR) p.events |= POLLPRI;
-        int r = ::poll(&p, 1, 0);
-        if (r < 0) return -1;
-        if (p.revents & POLLNVAL) LOG_ERROR_RETURN(EINVAL, -1, "wait_for_fd: fd ` is not open", fd);
-        if (r == 0) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        return 0;
     }
 
     int park(int fd, uint32_t want, Timeout timeout) {

@@ -15,6 +15,7 @@
 
 #include <photon/common/alog.h>
 
+#include "fd_poll.h"
 #include "iouring_reaper.h"
 
 namespace photon {

@@ -2,7 +2,6 @@
 // when the vCPU idles. Requests queued by coroutines during one scheduling
 // round go to the kernel together at the next wait_and_fire_events().
 // cancel_wait() writes an eventfd that a read request in the ring watches.
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 
 #include <photon/common/alog.h>
 
+#include "fd_poll.h"
 #include "iouring_ring.h"
 
 namespace photon {
@@ -44,7 +44,7 @@ public:
         uint32_t mask = events_to_poll(interests);
         if (fd < 0 || !mask)
             LOG_ERROR_RETURN(EINVAL, -1, "wait_for_fd: bad fd ` or interests `", fd, interests);
-        if (timeout.expired()) return poll_once(fd, mask);
+        if (timeout.expired()) return poll_once(fd, interests);
         poll_waiter w;
         link(fd, &w);
         ring_->execute(
@@ -84,18 +84,6 @@ public:
     uring* ring() { return ring_; }
 
 private:
-    static int poll_once(int fd, uint32_t mask) {
-        pollfd p = {fd, (short)mask, 0};
-        int r = ::poll(&p, 1, 0);
-        if (r < 0) return -1;
-        if (p.revents & POLLNVAL) LOG_ERROR_RETURN(EINVAL, -1, "wait_for_fd: fd ` is not open", fd);
-        if (r == 0) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        return 0;
-    }
-
     void link(int fd, poll_waiter* w) {
         if ((size_t)fd >= polls_.size()) polls_.resize((size_t)fd * 2 + 64, nullptr);
         w->next = polls_[fd];

@@ -239,12 +239,4 @@ int uring::unregister_file(int fd) {
 
 bool uring::files_enabled() { return ensure_file_table() > 0; }
 
-uint32_t events_to_poll(uint32_t interests) {
-    uint32_t m = 0;
-    if (interests & EVENT_READ) m |= POLLIN;
-    if (interests & EVENT_WRITE) m |= POLLOUT;
-    if (interests & EVENT_ERROR) m |= POLLERR;
-    return m;
-}
-
 }  // namespace photon

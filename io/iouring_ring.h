@@ -113,7 +113,4 @@ private:
 uring* iouring_master_ring(MasterEventEngine* e);
 uring* iouring_cascading_ring(CascadingEventEngine* e);
 
-// EVENT_* bits as poll(2) events; 0 if none is set.
-uint32_t events_to_poll(uint32_t interests);
-
 }  // namespace photon

@@ -1,5 +1,6 @@
 // Master event engines: wait_for_fd semantics on epoll and io_uring alike.
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -325,6 +326,35 @@ TEST_P(FdEvents, CrossThreadWakeupsUnderStressLoseNothing) {
     for (auto& w : waiters) w.join();
     for (auto& s : signalers) s.join();
     EXPECT_EQ(kThreads * kPerThread, taken);
+}
+
+// EVENT_ERROR means urgent data (or an error / hang-up) on every engine.
+TEST_P(FdEvents, ErrorWaitWakesOnUrgentData) {
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(lfd, 0);
+    DEFER(close(lfd));
+    struct sockaddr_in a = {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    ASSERT_EQ(0, bind(lfd, (sockaddr*)&a, sizeof(a)));
+    ASSERT_EQ(0, listen(lfd, 1));
+    ASSERT_EQ(0, getsockname(lfd, (sockaddr*)&a, &len));
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(c, 0);
+    DEFER(close(c));
+    ASSERT_EQ(0, connect(c, (sockaddr*)&a, sizeof(a)));
+    int s = accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    ASSERT_GE(s, 0);
+    DEFER(close(s));
+    EXPECT_EQ(-1, wait_for_fd_error(s, 0));
+    EXPECT_EQ(ETIMEDOUT, errno);
+    int result = -2;
+    auto t = spawn([&] { result = wait_for_fd_error(s, kLongUs); });
+    ASSERT_TRUE(until_sleeping(t.th));
+    ASSERT_EQ(1, send(c, "!", 1, MSG_OOB));
+    t.join();
+    EXPECT_EQ(0, result);
 }
 
 // Only this vCPU's engine can wake a coroutine parked in it: it is pinned.
