@@ -3,18 +3,11 @@
 
 #include <photon/net/http/body.h>
 
+#include "hex.h"
+
 namespace photon {
 namespace net {
 namespace http {
-
-namespace {
-int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-}  // namespace
 
 void BodyReader::reset(InputBuffer* in, Framing framing, uint64_t content_length,
                        const Limits* limits, Headers* trailers) {
