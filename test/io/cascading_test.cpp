@@ -17,19 +17,6 @@ using namespace photon_test;
 
 namespace {
 
-struct pipe_fds {
-    int r = -1, w = -1;
-    pipe_fds() {
-        int fds[2];
-        if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0) r = fds[0], w = fds[1];
-    }
-    ~pipe_fds() {
-        if (r >= 0) close(r);
-        if (w >= 0) close(w);
-    }
-    void put() { ASSERT_EQ(1, write(w, "x", 1)); }
-};
-
 void* tag(int i) { return reinterpret_cast<void*>((uintptr_t)(i + 1) * 16); }
 
 class Cascading : public EngineTest {

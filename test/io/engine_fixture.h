@@ -2,6 +2,9 @@
 // io_uring) on a fresh vCPU, skipping io_uring where the kernel refuses it.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <photon/io/fd-events.h>
 #include <photon/photon.h>
 
@@ -29,6 +32,22 @@ protected:
             EXPECT_EQ(0, photon::fini());
         }
     }
+};
+
+// A non-blocking pipe, closed at scope end.
+struct pipe_fds {
+    int r = -1, w = -1;
+    pipe_fds() {
+        int fds[2];
+        if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0) r = fds[0], w = fds[1];
+    }
+    ~pipe_fds() {
+        if (r >= 0) close(r);
+        if (w >= 0) close(w);
+    }
+    pipe_fds(const pipe_fds&) = delete;
+    pipe_fds& operator=(const pipe_fds&) = delete;
+    void put(char c = 'x') { ASSERT_EQ(1, write(w, &c, 1)); }
 };
 
 inline std::string engine_name(const ::testing::TestParamInfo<uint64_t>& info) {

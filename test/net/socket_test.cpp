@@ -18,6 +18,7 @@
 #include <photon/net/socket.h>
 
 #include "../io/engine_fixture.h"
+#include "net_test_util.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -36,15 +37,6 @@ int echo_handler(void*, ISocketStream* s) {
     }
     g_handlers--;
     return 0;
-}
-
-std::string pattern(size_t n, uint32_t seed = 1) {
-    std::string s(n, 0);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1103515245 + 12345;
-        s[i] = (char)(seed >> 16);
-    }
-    return s;
 }
 
 // Every TCP flavour runs every case, under each master engine.

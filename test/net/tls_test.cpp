@@ -14,6 +14,7 @@
 #include <photon/net/socket.h>
 
 #include "../io/engine_fixture.h"
+#include "net_test_util.h"
 #include "tls_test_util.h"
 
 using namespace photon;
@@ -21,13 +22,6 @@ using namespace photon::net;
 using namespace photon_test;
 
 namespace {
-
-std::string pattern(size_t n) {
-    std::string s(n, 0);
-    uint32_t seed = 7;
-    for (auto& c : s) c = (char)((seed = seed * 1103515245 + 12345) >> 16);
-    return s;
-}
 
 int echo(ISocketStream* s) {
     char buf[16384];

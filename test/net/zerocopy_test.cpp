@@ -7,6 +7,7 @@
 #include <photon/net/socket.h>
 
 #include "../io/engine_fixture.h"
+#include "net_test_util.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -15,15 +16,6 @@ using namespace photon_test;
 namespace {
 
 enum Kind { kZerocopyTcp, kTcpWithFlag, kIouringWithFlag };
-
-std::string pattern(size_t n, uint32_t seed) {
-    std::string s(n, 0);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1103515245 + 12345;
-        s[i] = (char)(seed >> 16);
-    }
-    return s;
-}
 
 using Param = std::tuple<uint64_t, Kind>;
 
