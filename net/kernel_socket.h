@@ -160,7 +160,7 @@ private:
     thread* loop_ = nullptr;          // the coroutine running accept_loop
     join_handle* loop_jh_ = nullptr;  // set when start_loop(false) made it
     bool stopping_ = false;
-    bool blocking_loop_done_ = false;
+    condition_variable loop_left_;  // a blocking start_loop returned
 };
 
 }  // namespace net

@@ -157,6 +157,7 @@ int KernelSocketServer::start_loop(bool block) {
     loop_ = CURRENT;
     accept_loop();
     loop_ = nullptr;
+    loop_left_.notify_all();
     return 0;
 }
 
@@ -172,7 +173,7 @@ void KernelSocketServer::terminate() {
         return;
     }
     // A blocking start_loop in another coroutine: it clears loop_ on its way out.
-    for (int i = 0; loop_ && i < 100000; i++) thread_usleep(100);
+    while (loop_) loop_left_.wait_no_lock();
 }
 
 Object* KernelSocketServer::get_underlay_object(uint64_t recursion) {

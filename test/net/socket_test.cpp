@@ -235,6 +235,23 @@ TEST_P(Sockets, TerminatedServerLetsOpenConnectionsFinish) {
     EXPECT_EQ(ETIMEDOUT, errno);
 }
 
+TEST_P(Sockets, TerminateFromAnotherCoroutineEndsABlockingLoop) {
+    server->set_handler({nullptr, &echo_handler});
+    int r = -2;
+    auto loop = spawn([&] { r = server->start_loop(true); });
+    ASSERT_TRUE(until_sleeping(loop.th));  // parked in accept
+    std::unique_ptr<ISocketStream> s(client->connect(ep));
+    ASSERT_NE(nullptr, s);
+    char buf[4];
+    ASSERT_EQ(4, s->write("live", 4));
+    ASSERT_EQ(4, s->read(buf, 4));
+    server->terminate();  // returns once the loop has left
+    EXPECT_EQ(0, r);
+    loop.join();
+    ASSERT_EQ(4, s->write("more", 4));  // its handler goes on
+    ASSERT_EQ(4, s->read(buf, 4));
+}
+
 TEST_P(Sockets, ManyConcurrentConnectionsEachEchoTheirOwnData) {
     start_echo();
     constexpr int kConns = 200;
