@@ -120,6 +120,11 @@ public:
     void forget_fd(int fd) override {
         if (fd < 0 || (size_t)fd >= slots_.size()) return;
         fd_slot& s = slots_[fd];
+        // Deregister explicitly rather than rely on close(): a forked child
+        // that still holds the file (between fork and exec) keeps it in the
+        // epoll set, and its events (the hang-up of a shutdown) would then
+        // come in under this number for the next fd that gets it.
+        if (s.registered) epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
         s.registered = false;
         s.ready = s.sticky = 0;
         wake(s, EVENT_RWE, EBADF);

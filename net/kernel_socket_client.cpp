@@ -11,6 +11,7 @@
 #include <photon/net/basic_socket.h>
 
 #include "kernel_socket.h"
+#include "socket_io.h"
 
 namespace photon {
 namespace net {
@@ -51,13 +52,13 @@ int sockopt_list::apply(int fd) const {
 ISocketStream* KernelSocketClient::finish(int fd, const sockaddr* addr, socklen_t len) {
     if (net::connect(fd, addr, len, Timeout(timeout_)) < 0) {
         int e = errno;
-        ::close(fd);
+        close_watched_fd(fd);
         errno = e;
         LOG_ERRNO_RETURN(0, nullptr, "connect failed");
     }
     ISocketStream* s = make_(fd);
     if (!s) {
-        ::close(fd);
+        close_watched_fd(fd);
         return nullptr;
     }
     s->timeout(timeout_);
@@ -72,7 +73,7 @@ ISocketStream* KernelSocketClient::connect(const EndPoint& remote, const EndPoin
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (opts_.apply(fd) < 0) {
-        ::close(fd);
+        close_watched_fd(fd);
         return nullptr;
     }
     EndPoint bind_ep;
@@ -85,7 +86,7 @@ ISocketStream* KernelSocketClient::connect(const EndPoint& remote, const EndPoin
         sockaddr_storage s(bind_ep);
         if (::bind(fd, s.get_sockaddr(), s.get_socklen()) < 0) {
             int e = errno;
-            ::close(fd);
+            close_watched_fd(fd);
             errno = e;
             LOG_ERRNO_RETURN(0, nullptr, "bind to ` failed", bind_ep);
         }
@@ -101,7 +102,7 @@ ISocketStream* KernelSocketClient::connect(const char* path, size_t count) {
     int fd = net::socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0) LOG_ERRNO_RETURN(0, nullptr, "socket(AF_UNIX) failed");
     if (opts_.apply(fd) < 0) {
-        ::close(fd);
+        close_watched_fd(fd);
         return nullptr;
     }
     return finish(fd, (sockaddr*)&name, sizeof(name));

@@ -25,11 +25,7 @@ bool out_of_resources(int e) { return e == EMFILE || e == ENFILE || e == ENOBUFS
 
 KernelSocketServer::~KernelSocketServer() {
     terminate();
-    if (fd_ >= 0) {
-        if (auto v = get_vcpu())
-            if (auto e = v->master_event_engine) e->forget_fd(fd_);
-        ::close(fd_);
-    }
+    if (fd_ >= 0) close_watched_fd(fd_);
     if (autoremove_ && !path_.empty()) unlink(path_.c_str());
 }
 
@@ -87,7 +83,7 @@ int KernelSocketServer::accept_fd(EndPoint* remote) {
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     }
     if (opts_.apply(fd) < 0) {
-        ::close(fd);
+        close_watched_fd(fd);
         return -1;
     }
     return fd;
@@ -99,7 +95,7 @@ ISocketStream* KernelSocketServer::accept(EndPoint* remote_endpoint) {
     if (fd < 0) return nullptr;
     ISocketStream* s = make_(fd);
     if (!s) {
-        ::close(fd);
+        close_watched_fd(fd);
         return nullptr;
     }
     return s;
@@ -122,7 +118,7 @@ void KernelSocketServer::accept_loop() {
         }
         ISocketStream* s = make_(fd);
         if (!s) {
-            ::close(fd);
+            close_watched_fd(fd);
             continue;
         }
         Handler h = handler_;

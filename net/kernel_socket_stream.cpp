@@ -50,9 +50,7 @@ KernelSocketStream::~KernelSocketStream() {
 
 int KernelSocketStream::close() {
     if (fd_ < 0) return 0;
-    if (auto v = get_vcpu())
-        if (auto e = v->master_event_engine) e->forget_fd(fd_);
-    int r = ::close(fd_);
+    int r = close_watched_fd(fd_);
     fd_ = -1;
     return r;
 }
@@ -180,7 +178,9 @@ ssize_t KernelSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
     while (done < count) {
         ssize_t r =
             doio(fd_, kWrite, t, [&] { return ::sendfile(fd_, in_fd, &offset, count - done); });
-        if (r < 0) return -1;
+        // Bytes already sent stay counted (as write does): the error, if it
+        // persists, comes back from the next call.
+        if (r < 0) return done ? (ssize_t)done : -1;
         if (r == 0) break;  // end of the file
         done += (size_t)r;
     }

@@ -3,14 +3,25 @@
 #pragma once
 
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <cerrno>
 
 #include <photon/common/timeout.h>
 #include <photon/io/fd-events.h>
+#include <photon/thread/thread.h>
 
 namespace photon {
 namespace net {
+
+// Closes an fd that the vCPU's engine may watch (any wait on it registers
+// it): the engine forgets it first, or the next fd with its number would
+// inherit its registration. Keeps close's errno.
+inline int close_watched_fd(int fd) {
+    if (auto v = get_vcpu())
+        if (auto e = v->master_event_engine) e->forget_fd(fd);
+    return ::close(fd);
+}
 
 // io() is the syscall (-1 + errno on failure). `event` is EVENT_READ or
 // EVENT_WRITE, with EDGE_TRIGGERED where the caller owns the fd's life (it

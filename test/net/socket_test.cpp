@@ -215,6 +215,26 @@ TEST_P(Sockets, ConnectToClosedPortFailsWithEconnrefused) {
     EXPECT_EQ(ECONNREFUSED, errno);
 }
 
+// The failed connect's fd number goes to the next socket: the engine must
+// not keep the old one's registration (or hang-up) for it.
+TEST_P(Sockets, AFailedConnectLeavesNothingBehindForTheNextSocket) {
+    EndPoint dead = ep;
+    server.reset();
+    ASSERT_EQ(nullptr, client->connect(dead));
+    server.reset(new_server(std::get<1>(GetParam())));
+    ASSERT_EQ(0, server->bind_v4localhost(0));
+    ASSERT_EQ(0, server->listen());
+    ep = server->getsockname();
+    start_echo();
+    std::unique_ptr<ISocketStream> s(client->connect(ep));
+    ASSERT_NE(nullptr, s);
+    s->timeout(kLongUs);
+    char buf[4];
+    ASSERT_EQ(4, s->write("ping", 4));
+    ASSERT_EQ(4, s->read(buf, 4));
+    EXPECT_EQ(0, memcmp(buf, "ping", 4));
+}
+
 TEST_P(Sockets, TerminatedServerLetsOpenConnectionsFinish) {
     start_echo();
     std::unique_ptr<ISocketStream> s(client->connect(ep));
