@@ -101,6 +101,7 @@ public:
     ~local_file() override { close(); }
 
     IFileSystem* filesystem() override { return fs_; }
+    Object* get_underlay_object(int) override { return (Object*)(intptr_t)fd_; }
     int close() override {
         if (fd_ < 0) return 0;
         int r = ::close(fd_);

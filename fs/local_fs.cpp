@@ -67,7 +67,12 @@ public:
     IFile* open(const char* path, int flags) override { return open(path, flags, 0644); }
     IFile* open(const char* path, int flags, mode_t mode) override {
         int fd = ::open(path, local_open_flags(flags, engine_), mode);
-        if (fd < 0) LOG_ERRNO_RETURN(0, nullptr, "localfs: cannot open ", path);
+        if (fd < 0) {  // a normal outcome (ENOENT...): like open(2), no error log
+            int e = errno;
+            LOG_DEBUG("localfs: cannot open ", path, " ", ERRNO(e));
+            errno = e;
+            return nullptr;
+        }
         IFile* f = new_local_file(fd, engine_, this);
         if (!f) ::close(fd);
         return f;
