@@ -1,5 +1,6 @@
 // Message: head receive/send and body plumbing shared by Request and Response.
 #include <cerrno>
+#include <memory>
 
 #include <photon/common/alog.h>
 #include <photon/net/http/message.h>
@@ -105,6 +106,21 @@ int Message::skip_body() {
         if (n == 0) return 0;
         if (n < 0) return errno == EPROTO ? fail(reader_.error()) : -1;
     }
+}
+
+ssize_t Message::write_stream(IStream* input, size_t size) {
+    constexpr size_t kChunk = 64 * 1024;
+    std::unique_ptr<char[]> buf(new char[kChunk]);  // off the coroutine's stack
+    size_t total = 0;
+    while (total < size) {
+        size_t want = size - total < kChunk ? size - total : kChunk;
+        ssize_t n = input->read(buf.get(), want);
+        if (n < 0) return -1;
+        if (n == 0) break;
+        if (write(buf.get(), n) != n) return -1;
+        total += n;
+    }
+    return (ssize_t)total;
 }
 
 int Message::send_header() {

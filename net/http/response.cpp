@@ -27,6 +27,23 @@ ParseError Response::parse_head(std::string_view head) {
     return e;
 }
 
+int64_t Response::resource_size() const {
+    // "bytes a-b/total" (RFC 9110 14.4); "*" for an unknown total.
+    std::string_view cr = headers["Content-Range"];
+    size_t slash = cr.rfind('/');
+    if (slash != cr.npos) {
+        std::string_view total = cr.substr(slash + 1);
+        int64_t v = 0;
+        bool ok = !total.empty() && total.size() <= 18;
+        for (char c : total) {
+            if (c < '0' || c > '9') ok = false;
+            v = v * 10 + (c - '0');
+        }
+        return ok ? v : -1;
+    }
+    return headers.has("Content-Length") ? (int64_t)headers.content_length() : -1;
+}
+
 int Response::set_result(int code, std::string_view reason) {
     if (code < 100 || code > 599 || !is_field_value(reason)) {
         errno = EINVAL;
@@ -45,7 +62,9 @@ int Response::start_line(std::string* out) const {
 }
 
 bool Response::body_allowed() const {
-    return status_ >= 200 && status_ != 204 && status_ != 304 && request_verb_ != Verb::HEAD;
+    // A 2xx to CONNECT starts a tunnel: no body, no framing fields (RFC 9110 9.3.6).
+    return status_ >= 200 && status_ != 204 && status_ != 304 && request_verb_ != Verb::HEAD &&
+           !(request_verb_ == Verb::CONNECT && status_ / 100 == 2);
 }
 
 Framing Response::default_framing() {

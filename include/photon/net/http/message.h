@@ -5,6 +5,7 @@
 // block the calling coroutine on the stream.
 #pragma once
 
+#include <cerrno>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,7 @@
 #include <photon/net/http/body.h>
 #include <photon/net/http/headers.h>
 #include <photon/net/http/parser.h>
+#include <photon/net/http/url.h>
 #include <photon/net/http/verb.h>
 
 namespace photon {
@@ -46,6 +48,9 @@ public:
     bool body_done() const { return reader_.done(); }
     // Reads and drops the rest of the body: 0 or -1 as read().
     int skip_body();
+    // Writes `input` as body bytes until its end (read() returning 0) or
+    // `size` bytes: the bytes written, or -1 with errno of either stream.
+    ssize_t write_stream(IStream* input, size_t size = -1);
 
     // Sends the head (once), deciding the body framing from the headers:
     // Transfer-Encoding: chunked, else Content-Length, else none (requests)
@@ -62,6 +67,28 @@ public:
     int send();
 
     int close() override { return 0; }  // the connection belongs to the caller
+
+    // Extension for senders that write the body themselves (sendfile, or the
+    // head and a small body in one writev): the stream writes go to.
+    IStream* output() const { return out_; }
+    // Extension: appends the head send_header() would send to *head and marks
+    // the message as sent (send() then adds nothing). The message must have
+    // a Content-Length or no body (HEAD, 304...): the caller writes *head and
+    // exactly that many body bytes (none without a body) to output(). -1 with
+    // errno EINVAL if the head was sent or the body is not so framed.
+    int take_head(std::string* head) {
+        if (head_sent_ || headers.has("Transfer-Encoding") ||
+            (body_allowed() && !headers.has("Content-Length"))) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (start_line(head) < 0) return -1;
+        headers.serialize(head);
+        head->append("\r\n");
+        head_sent_ = true;
+        writer_.reset(out_, Framing::None, 0);
+        return 0;
+    }
 
 protected:
     // Reads a head and parses it with parse(); shared by the subclasses.
@@ -121,6 +148,21 @@ public:
 
     ssize_t read(void* buf, size_t count) override;
 
+    // -- the client side ----------------------------------------------------
+    using Message::reset;
+    // A request of verb v to the absolute http(s) `url`: target in
+    // origin-form (absolute-form for an http URL when enable_proxy), Host
+    // from the URL, headers cleared. 0, or -1 EINVAL (a bad URL).
+    int reset(Verb v, std::string_view url, bool enable_proxy = false);
+    // Re-targets to `location`, absolute or relative to url() (RFC 3986
+    // 5.2), as reset() but keeping the headers other than Host.
+    int redirect(Verb v, std::string_view location, bool enable_proxy = false);
+    // The URL of reset() / redirect(); empty for a received request.
+    const URL& url() const { return url_; }
+    bool secure() const { return url_.secure(); }
+    uint16_t port() const { return url_.port(); }
+    std::string_view host_no_port() const { return url_.host(); }
+
 protected:
     ParseError parse_head(std::string_view head) override;
     int start_line(std::string* out) const override;
@@ -130,6 +172,7 @@ private:
     Verb verb_ = Verb::UNKNOWN;
     std::string target_;
     bool expect_continue_ = false;
+    URL url_;
 };
 
 class Response : public Message {
@@ -143,12 +186,15 @@ public:
 
     int status_code() const { return status_; }
     std::string_view status_message() const { return reason_; }
+    // The size of the whole resource: the total of "Content-Range: bytes
+    // a-b/total", else Content-Length; -1 if unknown.
+    int64_t resource_size() const;
     // Sets the status; an empty reason takes the standard one. -1 EINVAL if
     // code is outside 100..599 or reason holds CR, LF or controls.
     int set_result(int code, std::string_view reason = "");
     // For sending: the request this answers. HEAD / 1xx / 204 / 304 responses
-    // carry no body; an HTTP/1.0 peer gets an until-close body instead of
-    // chunked when no Content-Length is set.
+    // and a 2xx to CONNECT carry no body; an HTTP/1.0 peer gets an
+    // until-close body instead of chunked when no Content-Length is set.
     void for_request(Verb request_verb, int request_minor) {
         request_verb_ = request_verb;
         peer_minor_ = request_minor;
