@@ -1,0 +1,141 @@
+// HTTP/1.1 server: serves keep-alive (and pipelined) requests on connections
+// handed to it by an ISocketServer, dispatching each to a handler by the
+// prefix of its path. PhotonLibOS's API, plus ServerOptions (limits and
+// timeouts that stop slowloris and oversized messages) and a graceful stop().
+//
+//   auto http = new_http_server();
+//   http->add_handler(new_fs_handler(fs), true, "/static/");
+//   http->add_handler({&obj, &Obj::handle}, "/api");
+//   tcp->set_handler(http->get_connection_handler());
+//   tcp->bind_v4localhost(8080); tcp->listen(); tcp->start_loop(true);
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include <photon/common/callback.h>
+#include <photon/common/object.h>
+#include <photon/net/http/message.h>
+#include <photon/net/socket.h>
+
+namespace photon {
+namespace fs {
+class IFileSystem;
+}
+
+namespace net {
+namespace http {
+
+enum class Protocol { HTTP = 0, HTTPS };
+
+// A handler answers one request: it reads the request body (or not), fills
+// resp (status, headers, body) and returns 0. The server then completes the
+// response (resp.send(); an empty body gets Content-Length: 0) and, if both
+// sides allow keep-alive, reads the next request; an unread body of up to
+// 1 MiB is read and dropped first, a larger one closes the connection. A
+// negative return closes the connection after the response: if the handler
+// sent nothing, a 500 (or the status of the request body's error: 400, 413,
+// 408) is sent first; a chunked body it started is not ended, so the client
+// sees it cut short. `remain` is the request's path after the handler's
+// pattern. The server adds Server and Date fields before the handler runs.
+//
+// Writes: the response head is held back and leaves with the first body
+// write (one writev), or when the response is complete; a handler that sends
+// a head and then waits for something else delays it until then. Handlers
+// that write the head and body themselves (take_head() and output()) send
+// them in one write to output() and may use sendfile on it.
+using DelegateHTTPHandler = Delegate<int, Request&, Response&, std::string_view>;
+
+class HTTPHandler : public Object {
+public:
+    virtual int handle_request(Request& req, Response& resp, std::string_view remain) = 0;
+};
+
+// Extension: limits and timeouts (microseconds; -1 = none). A violation is
+// answered with its status and Connection: close, and the connection is
+// closed. A new connection waits header_timeout for its first byte, then
+// closes silently.
+struct ServerOptions {
+    Limits limits;                             // head/body sizes: 414, 431, 413
+    uint64_t header_timeout = 30'000'000;      // a whole request head, from its first byte: 408
+    uint64_t keepalive_timeout = 60'000'000;   // idle between requests: closed without a response
+    uint64_t body_timeout = 30'000'000;        // each body read: -1 ETIMEDOUT; 408 if unanswered
+    uint64_t send_timeout = 60'000'000;        // each response write: then closed
+    uint32_t max_requests_per_connection = 0;  // 0: unlimited; then Connection: close
+};
+
+class HTTPServer : public Object {
+public:
+    // Serves one connection until it closes, fails or the server stops; the
+    // stream stays the caller's. 0, or -1 with errno after an I/O error.
+    virtual int handle_connection(ISocketStream* stream) = 0;
+    ISocketServer::Handler get_connection_handler() {
+        return {this, &HTTPServer::handle_connection};
+    }
+
+    // Handlers are matched in the order added; a pattern matches a path it
+    // prefixes ("/a/" matches "/a/b"; "/a" matches "/a" and "/a/b", not
+    // "/ab"). The path is the target's, without the query and undecoded (of
+    // an absolute-form target, its path). The empty pattern sets the
+    // default, used when none matches (it also gets CONNECT's authority and
+    // OPTIONS' "*"); without one the answer is 404. Add handlers before
+    // serving; owned ones are deleted with the server.
+    virtual void add_handler(DelegateHTTPHandler handler, std::string_view pattern = "") = 0;
+    virtual void add_handler(HTTPHandler* handler, bool ownership = false,
+                             std::string_view pattern = "") = 0;
+
+    // Extension: graceful stop. New requests on kept-alive connections are
+    // refused: a connection waiting for a request (or in the middle of its
+    // head) is closed at once, one whose handler runs is closed after its
+    // response, which says Connection: close unless its head was already
+    // sent. Returns when no connection is being served or `timeout` (us)
+    // passed: 0, or -1 ETIMEDOUT (the handlers go on). Connections that come
+    // later are closed at once: terminate the ISocketServer first. Call it
+    // from a photon coroutine (any vCPU). Deleting the server is abrupt: it
+    // shuts the open connections down and waits for their handlers.
+    virtual int stop(uint64_t timeout = -1ULL) = 0;
+    // Extension: the number of connections being served now.
+    virtual size_t connections() const = 0;
+};
+
+class Client;
+
+// Proxy hooks: the director fills the outgoing request from the incoming one
+// (its target must be an absolute URL); the modifier fills the response to
+// the client from the upstream one. Nonzero fails the request (502). Bodies
+// are streamed by the handler and must not be touched here.
+using Director = Delegate<int, Request&, Request&>;
+using Modifier = Delegate<int, Response&, Response&>;
+
+// Static files of `fs`, the request path (after the handler's pattern) taken
+// relative to its root: GET and HEAD, Range (single range; 206/416),
+// If-Modified-Since / If-None-Match (304), Last-Modified / ETag,
+// Content-Type by extension; bodies go by sendfile when the file and the
+// connection allow. The caller keeps fs alive and owns it.
+HTTPHandler* new_fs_handler(fs::IFileSystem* fs);
+
+// Reverse proxy over `client` (a new one if nullptr).
+HTTPHandler* new_proxy_handler(Director cb_Director, Modifier cb_Modifier, Client* client = nullptr,
+                               bool client_ownership = false);
+
+// Forward proxy: absolute-form targets are fetched, CONNECT is tunnelled.
+HTTPHandler* new_default_forward_proxy_handler(uint64_t timeout = -1);
+
+HTTPServer* new_http_server();
+// Extension: with limits and timeouts.
+HTTPServer* new_http_server(const ServerOptions& options);
+
+// Extension: the connection a request being served by an HTTPServer came
+// on, for a handler that takes it over (a CONNECT tunnel): what the response
+// holds back is sent first; reads return the bytes that arrived after the
+// request first; its timeout() (the stream's when the connection came,
+// unless set) bounds its reads and writes instead of ServerOptions. The
+// server sends nothing more and closes the connection when the handler
+// returns. (resp.output() is
+// the same stream; a read through it takes the connection over too.)
+// nullptr with EINVAL for a request that no HTTPServer is serving.
+ISocketStream* connection_stream(Request& req);
+
+}  // namespace http
+}  // namespace net
+}  // namespace photon

@@ -1,0 +1,384 @@
+// HTTPServer: the keep-alive loop of a connection (head, dispatch, the
+// response's completion, the rest of the body), error answers, graceful
+// stop. The streams and timeouts of a connection are in server_conn.cpp.
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <photon/common/alog.h>
+#include <photon/common/timeout.h>
+#include <photon/net/http/server.h>
+#include <photon/thread/thread.h>
+
+#include "server_conn.h"
+
+namespace photon {
+namespace net {
+namespace http {
+
+using namespace server_detail;
+
+namespace {
+
+// Closing with input unread: how long and how much of it we read and drop
+// after half-closing, so the peer reads our answer before any RST.
+constexpr uint64_t kLingerTime = 2'000'000;
+constexpr size_t kLingerBytes = 1024 * 1024;
+
+// The path of the target that handlers are matched against: origin-form as
+// is, the path of an absolute-form target, else the target (CONNECT's
+// authority, OPTIONS' "*"), which only the default handler gets.
+std::string_view request_path(const Request& req) {
+    std::string_view p = req.abs_path();
+    if (p.empty() || p[0] == '/') return p;
+    size_t scheme = p.find("://");
+    if (scheme == p.npos) return p;
+    size_t slash = p.find('/', scheme + 3);
+    return slash == p.npos ? std::string_view("/") : p.substr(slash);
+}
+
+// "/a" matches "/a" and "/a/b", not "/ab"; "/a/" matches "/a/b".
+bool pattern_matches(std::string_view pattern, std::string_view path) {
+    if (path.size() < pattern.size() || path.compare(0, pattern.size(), pattern) != 0) return false;
+    return path.size() == pattern.size() || pattern.back() == '/' || path[pattern.size()] == '/';
+}
+
+void standard_headers(Response& resp) {
+    (void)resp.headers.insert("Server", "photon");
+    (void)resp.headers.insert("Date", http_date());
+}
+
+// A short text response "<code> <reason>\n" (head only where no body is
+// allowed). The head goes out with the body in one write.
+void simple_response(ServerResponse& resp, int status) {
+    (void)resp.set_result(status);
+    char body[64];
+    std::string_view reason = status_reason(status);
+    int len = snprintf(body, sizeof(body), "%d %.*s\n", status, (int)reason.size(), reason.data());
+    (void)resp.headers.set("Content-Type", "text/plain");
+    (void)resp.headers.content_length((uint64_t)len);
+    if (resp.may_have_body()) (void)resp.write(body, (size_t)len);
+}
+
+}  // namespace
+
+class HTTPServerImpl : public HTTPServer {
+public:
+    explicit HTTPServerImpl(const ServerOptions& options) : opts_(options) {}
+    ~HTTPServerImpl() override;
+
+    int handle_connection(ISocketStream* stream) override;
+    void add_handler(DelegateHTTPHandler handler, std::string_view pattern) override;
+    void add_handler(HTTPHandler* handler, bool ownership, std::string_view pattern) override;
+    int stop(uint64_t timeout) override;
+    size_t connections() const override { return count_.load(std::memory_order_relaxed); }
+
+private:
+    struct Route {
+        std::string pattern;
+        HTTPHandler* obj = nullptr;
+        DelegateHTTPHandler fn;
+        int call(Request& req, Response& resp, std::string_view remain) const {
+            return obj ? obj->handle_request(req, resp, remain) : fn(req, resp, remain);
+        }
+        bool set() const { return obj || fn; }
+    };
+
+    // 0: the connection ended normally; -1 with errno: an I/O error.
+    int serve(Connection& c);
+    int head_failed(Connection& c);
+    // 1: serve the next request; 0 / -1: close, as serve().
+    int respond(Connection& c, uint32_t nth);
+    int dispatch(Request& req, Response& resp);
+    void send_error(Connection& c, int status);
+    bool drain_body(Connection& c);
+    void linger(Connection& c);
+    void interrupt_waiting();
+    void own(HTTPHandler* h);
+
+    const ServerOptions opts_;
+    std::vector<Route> routes_;
+    Route default_;
+    std::vector<HTTPHandler*> owned_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<size_t> count_{0};
+    photon::spinlock lock_;  // conns_, from any vCPU
+    intrusive_list<Connection> conns_;
+};
+
+HTTPServerImpl::~HTTPServerImpl() {
+    stopping_.store(true);
+    // Stop serving at once: idle reads are interrupted, the others fail on
+    // the shut-down sockets; handlers busy elsewhere are waited for.
+    for (uint64_t nap = 100; count_.load() > 0; nap = std::min<uint64_t>(nap * 2, 10'000)) {
+        {
+            SCOPED_LOCK(lock_);
+            for (Connection* c = conns_.front(); c;
+                 c = c->next() == conns_.front() ? nullptr : c->next())
+                c->sock->shutdown(ShutdownHow::ReadWrite);
+        }
+        interrupt_waiting();
+        if (photon::thread_usleep(nap) < 0 && errno == ENOSYS) break;  // not a photon thread
+    }
+    for (auto h : owned_) delete h;
+}
+
+void HTTPServerImpl::own(HTTPHandler* h) {
+    if (std::find(owned_.begin(), owned_.end(), h) == owned_.end()) owned_.push_back(h);
+}
+
+void HTTPServerImpl::add_handler(DelegateHTTPHandler handler, std::string_view pattern) {
+    Route r;
+    r.pattern.assign(pattern);
+    r.fn = handler;
+    if (pattern.empty())
+        default_ = r;
+    else
+        routes_.push_back(std::move(r));
+}
+
+void HTTPServerImpl::add_handler(HTTPHandler* handler, bool ownership, std::string_view pattern) {
+    if (!handler) return;
+    if (ownership) own(handler);
+    Route r;
+    r.pattern.assign(pattern);
+    r.obj = handler;
+    if (pattern.empty())
+        default_ = r;
+    else
+        routes_.push_back(std::move(r));
+}
+
+int HTTPServerImpl::dispatch(Request& req, Response& resp) {
+    std::string_view path = request_path(req);
+    for (auto& r : routes_)
+        if (pattern_matches(r.pattern, path))
+            return r.call(req, resp, path.substr(r.pattern.size()));
+    if (default_.set()) return default_.call(req, resp, path);
+    simple_response(static_cast<ServerResponse&>(resp), 404);
+    return 0;
+}
+
+void HTTPServerImpl::interrupt_waiting() {
+    SCOPED_LOCK(lock_);
+    Connection* first = conns_.front();
+    for (Connection* c = first; c; c = c->next() == first ? nullptr : c->next())
+        if (c->wait.load(std::memory_order_relaxed) != WaitState::None)
+            photon::thread_interrupt(c->th, ECANCELED);
+}
+
+int HTTPServerImpl::stop(uint64_t timeout) {
+    stopping_.store(true);
+    Timeout t(timeout);
+    // Interrupt again each round: a read may have started waiting since
+    // (on another vCPU), or taken the interrupt while it was ready.
+    for (uint64_t nap = 100;; nap = std::min<uint64_t>(nap * 2, 10'000)) {
+        interrupt_waiting();
+        if (count_.load() == 0) return 0;
+        uint64_t left = t.timeout();
+        if (left == 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        if (photon::thread_usleep(std::min(nap, left)) < 0 && errno == ENOSYS) return -1;
+    }
+}
+
+int HTTPServerImpl::handle_connection(ISocketStream* stream) {
+    count_.fetch_add(1);
+    if (stopping_.load()) {
+        count_.fetch_sub(1);
+        return 0;
+    }
+    int ret, err;
+    {
+        Connection c(stream, opts_, &stopping_);
+        {
+            SCOPED_LOCK(lock_);
+            conns_.push_back(&c);
+        }
+        c.req.reset(&c.in, &c.stream);
+        ret = serve(c);
+        err = errno;
+        stream->timeout(c.orig_timeout);
+        SCOPED_LOCK(lock_);
+        conns_.erase(&c);
+    }
+    count_.fetch_sub(1);  // last: a destructor waiting for 0 may free us now
+    errno = err;
+    return ret;
+}
+
+int HTTPServerImpl::serve(Connection& c) {
+    for (uint32_t n = 0;;) {
+        if (stopping_.load(std::memory_order_relaxed)) return 0;
+        // A new connection gets header_timeout for its first byte, a kept-alive
+        // one keepalive_timeout; bytes already here (pipelined) start a head.
+        if (c.in.size())
+            c.reader.head();
+        else
+            c.reader.idle(n ? opts_.keepalive_timeout : opts_.header_timeout);
+        if (c.req.receive_header() < 0) return head_failed(c);
+        c.reader.body();
+        int r = respond(c, ++n);
+        if (r <= 0) return r;
+    }
+}
+
+int HTTPServerImpl::head_failed(Connection& c) {
+    int e = errno;
+    switch (e) {
+        case ENODATA:    // the peer closed between requests
+        case ECANCELED:  // stop()
+            return 0;
+        case EPROTO:
+            send_error(c, http_status(c.req.parse_error()));
+            linger(c);
+            return 0;
+        case ETIMEDOUT:
+            // Silence for an idle connection; 408 for a head that is late.
+            if (c.reader.head_started()) send_error(c, 408);
+            LOG_DEBUG("http server: closing a connection after a timeout");
+            return 0;
+        default:
+            errno = e;
+            return -1;
+    }
+}
+
+void HTTPServerImpl::send_error(Connection& c, int status) {
+    ServerResponse& resp = c.resp;
+    resp.reset(&c.in, &c.stream);
+    resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
+    standard_headers(resp);
+    (void)resp.headers.insert("Connection", "close");
+    c.stream.hold_next();
+    simple_response(resp, status);
+    (void)resp.send();
+    (void)c.stream.flush();
+}
+
+int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
+    ServerRequest& req = c.req;
+    ServerResponse& resp = c.resp;
+    resp.reset(&c.in, &c.stream);
+    (void)resp.set_result(200);
+    resp.for_request(req.verb(), req.minor_version());
+    standard_headers(resp);
+    uint32_t max = opts_.max_requests_per_connection;
+    bool keep =
+        req.keep_alive() && !stopping_.load(std::memory_order_relaxed) && (max == 0 || nth < max);
+    if (!keep)
+        (void)resp.headers.insert("Connection", "close");
+    else if (req.minor_version() == 0)
+        (void)resp.headers.insert("Connection", "keep-alive");
+
+    c.stream.hold_next();
+    int ret = dispatch(req, resp);
+    if (c.stream.taken_over()) {  // the handler spoke for itself: nothing to add
+        (void)c.stream.flush();
+        return 0;
+    }
+
+    bool close = !keep || ret < 0 || closing_after(c);
+    bool drain = !close && !req.body_done();
+
+    if (!resp.head_sent()) {
+        bool has_framing =
+            resp.headers.has("Content-Length") || resp.headers.has("Transfer-Encoding");
+        // A declared body that nothing was written of would hang the peer.
+        bool unwritten = resp.may_have_body() && !resp.headers.has("Transfer-Encoding") &&
+                         resp.headers.content_length() > 0;
+        if (ret < 0 || unwritten) {
+            int status = req.parse_error() != ParseError::None ? http_status(req.parse_error())
+                         : c.reader.timed_out()                ? 408
+                                                               : 500;
+            if (unwritten && ret >= 0)
+                LOG_EVERY_T(10,
+                            LOG_WARN("http server: a handler declared a body it did not write"));
+            close = true;
+            resp.headers.clear();
+            standard_headers(resp);
+            (void)resp.headers.insert("Connection", "close");
+            c.stream.hold_next();
+            simple_response(resp, status);
+        } else {
+            if (close) (void)resp.headers.set("Connection", "close");
+            if (!has_framing && resp.may_have_body()) (void)resp.headers.content_length(0);
+            c.stream.hold_next();
+        }
+    }
+
+    if (ret < 0 && resp.head_sent() && resp.headers.has("Transfer-Encoding")) {
+        // A failed handler's chunked body is left unended: the client must
+        // see it cut short, not complete (a proxy would cache it).
+        (void)c.stream.flush();
+        return 0;
+    }
+    if (resp.send() < 0) {
+        if (errno == EPROTO)
+            LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
+        (void)c.stream.flush();
+        return 0;
+    }
+    if (!resp.keep_alive() || list_has_token(resp.headers["Connection"], "close")) {
+        close = true;
+        drain = false;
+    }
+    if (close) {
+        if (c.stream.flush() < 0) return -1;
+        if (!req.body_done()) linger(c);
+        return 0;
+    }
+    if (drain && !drain_body(c)) return 0;
+    return c.stream.flush() < 0 ? -1 : 1;
+}
+
+bool HTTPServerImpl::drain_body(Connection& c) {
+    char buf[8192];
+    uint64_t total = 0;
+    while (total <= kDrainLimit) {
+        ssize_t n = c.req.read(buf, sizeof(buf));
+        if (n < 0) return false;
+        if (n == 0) return true;
+        total += (uint64_t)n;
+    }
+    return false;
+}
+
+void HTTPServerImpl::linger(Connection& c) {
+    if (c.stream.flush() < 0 || c.sock->shutdown(ShutdownHow::Write) < 0) return;
+    Timeout t(kLingerTime);
+    char buf[4096];
+    for (size_t total = 0; total < kLingerBytes;) {
+        uint64_t left = t.timeout();
+        if (left == 0 || stopping_.load(std::memory_order_relaxed)) break;
+        c.sock->timeout(left);
+        c.wait.store(WaitState::Idle, std::memory_order_relaxed);
+        ssize_t n = c.sock->recv(buf, sizeof(buf));
+        c.wait.store(WaitState::None, std::memory_order_relaxed);
+        if (n <= 0) break;
+        total += (size_t)n;
+    }
+}
+
+HTTPServer* new_http_server() { return new HTTPServerImpl(ServerOptions()); }
+
+HTTPServer* new_http_server(const ServerOptions& options) { return new HTTPServerImpl(options); }
+
+ISocketStream* connection_stream(Request& req) {
+    auto r = dynamic_cast<ServerRequest*>(&req);
+    if (!r) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    (void)r->conn->stream.take_over();
+    return &r->conn->stream;
+}
+
+}  // namespace http
+}  // namespace net
+}  // namespace photon

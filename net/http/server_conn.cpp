@@ -1,0 +1,308 @@
+// The streams of a server connection: timeouts by phase, the held head,
+// taking over, the Content-Length-aware "closing" decision, the cached Date.
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+#include <vector>
+
+#include "http_date.h"
+#include "server_conn.h"
+
+namespace photon {
+namespace net {
+namespace http {
+namespace server_detail {
+
+namespace {
+size_t head_capacity(const Limits& l) {
+    // The InputBuffer must exceed max_head_size (parser.h); 64 KiB lets a
+    // body arrive in large reads.
+    return std::max<size_t>(64 * 1024, (size_t)l.max_head_size + 1024);
+}
+}  // namespace
+
+Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stop)
+    : sock(s),
+      opts(o),
+      stopping(stop),
+      th(photon::CURRENT),
+      reader(this),
+      stream(this),
+      in(&reader, head_capacity(o.limits)),
+      req(o.limits, this),
+      resp(o.limits, this),
+      orig_timeout(s->timeout()) {}
+
+// ---- ReadSide -----------------------------------------------------------
+
+void ReadSide::head() {
+    phase_ = Phase::Head;
+    timed_out_ = false;
+    head_deadline_.timeout(c_->opts.header_timeout);
+}
+
+ssize_t ReadSide::read(void* buf, size_t count) {
+    if (c_->stream.flush_for_read() < 0) return -1;
+    uint64_t tm;
+    WaitState w = WaitState::None;
+    switch (phase_) {
+        case Phase::Idle:
+            if (c_->stopping->load(std::memory_order_relaxed)) {
+                errno = ECANCELED;
+                return -1;
+            }
+            tm = idle_timeout_;
+            w = WaitState::Idle;
+            break;
+        case Phase::Head:
+            tm = head_deadline_.timeout();
+            if (tm == 0) {
+                timed_out_ = true;
+                errno = ETIMEDOUT;
+                return -1;
+            }
+            w = WaitState::Head;
+            break;
+        default:
+            tm = c_->stream.taken_over() ? c_->stream.timeout() : c_->opts.body_timeout;
+            break;
+    }
+    c_->sock->timeout(tm);
+    c_->wait.store(w, std::memory_order_relaxed);
+    ssize_t n = c_->sock->recv(buf, count);
+    c_->wait.store(WaitState::None, std::memory_order_relaxed);
+    if (n < 0) {
+        timed_out_ = errno == ETIMEDOUT;
+        // A stop() interrupt of a waiting read: the connection just ends.
+        if (w != WaitState::None && c_->stopping->load(std::memory_order_relaxed))
+            errno = ECANCELED;
+        return -1;
+    }
+    if (n > 0 && phase_ == Phase::Idle) head();
+    return n;
+}
+
+ssize_t ReadSide::readv(const struct iovec* iov, int iovcnt) {
+    for (int i = 0; i < iovcnt; i++)
+        if (iov[i].iov_len) return read(iov[i].iov_base, iov[i].iov_len);
+    return 0;
+}
+
+// ---- ConnStream -----------------------------------------------------------
+
+ISocketStream* ConnStream::sock() const { return c_->sock; }
+
+ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t sum) {
+    struct iovec small[16];
+    std::vector<struct iovec> big;
+    struct iovec* v = small;
+    int n = 0;
+    if (!held_.empty()) {
+        if (iovcnt + 1 > 16) {
+            big.resize(iovcnt + 1);
+            v = big.data();
+        }
+        v[n++] = {&held_[0], held_.size()};
+    } else if (iovcnt > 16) {
+        big.resize(iovcnt);
+        v = big.data();
+    }
+    for (int i = 0; i < iovcnt; i++)
+        if (iov[i].iov_len) v[n++] = iov[i];
+    size_t total = sum + held_.size();
+    if (total == 0) return 0;
+    sock()->timeout(write_timeout());
+    writing_ = true;
+    // v is our copy: the stream may advance it in place.
+    ssize_t r = n == 1 ? sock()->write(v[0].iov_base, v[0].iov_len) : sock()->writev_mutable(v, n);
+    writing_ = false;
+    if (r > 0) sent_ += (uint64_t)r;
+    held_.clear();  // sent, or the connection is dead: never sent twice
+    if (r != (ssize_t)total) {
+        if (r >= 0) errno = EIO;  // short: the error comes with the next call
+        return -1;
+    }
+    return (ssize_t)sum;
+}
+
+int ConnStream::flush(int flags) {
+    if (held_.empty()) return 0;
+    sock()->timeout(write_timeout());
+    writing_ = true;
+    size_t done = 0;
+    while (done < held_.size()) {
+        ssize_t r = flags ? sock()->send(&held_[done], held_.size() - done, flags)
+                          : sock()->write(&held_[done], held_.size() - done);
+        if (r <= 0) {
+            if (r == 0) errno = EPIPE;
+            break;
+        }
+        done += (size_t)r;
+        sent_ += (uint64_t)r;
+    }
+    writing_ = false;
+    bool ok = done == held_.size();
+    held_.clear();
+    return ok ? 0 : -1;
+}
+
+int ConnStream::flush_for_read() {
+    if (held_.empty() || writing_) return 0;
+    int r = flush();
+    if (r == 0 && !taken_over_ && !c_->resp.head_sent()) hold_ = true;
+    return r;
+}
+
+ssize_t ConnStream::write(const void* buf, size_t count) {
+    struct iovec iov = {const_cast<void*>(buf), count};
+    return writev(&iov, 1);
+}
+
+ssize_t ConnStream::writev(const struct iovec* iov, int iovcnt) {
+    size_t sum = 0;
+    for (int i = 0; i < iovcnt; i++) sum += iov[i].iov_len;
+    if (hold_ && held_.size() + sum <= kMaxHold) {
+        hold_ = false;
+        for (int i = 0; i < iovcnt; i++) held_.append((const char*)iov[i].iov_base, iov[i].iov_len);
+        return (ssize_t)sum;
+    }
+    hold_ = false;
+    return write_through(iov, iovcnt, sum);
+}
+
+ssize_t ConnStream::send(const void* buf, size_t count, int flags) {
+    if (flush_for_read() < 0) return -1;
+    sock()->timeout(write_timeout());
+    ssize_t r = sock()->send(buf, count, flags);
+    if (r > 0) sent_ += (uint64_t)r;
+    return r;
+}
+
+ssize_t ConnStream::send(const struct iovec* iov, int iovcnt, int flags) {
+    if (flush_for_read() < 0) return -1;
+    sock()->timeout(write_timeout());
+    ssize_t r = sock()->send(iov, iovcnt, flags);
+    if (r > 0) sent_ += (uint64_t)r;
+    return r;
+}
+
+ssize_t ConnStream::sendfile(int in_fd, off_t offset, size_t count) {
+    // MSG_MORE: the held head and the file's first bytes share a segment.
+    if (!writing_ && flush(MSG_MORE) < 0) return -1;
+    sock()->timeout(write_timeout());
+    ssize_t r = sock()->sendfile(in_fd, offset, count);
+    if (r > 0) sent_ += (uint64_t)r;
+    return r;
+}
+
+int ConnStream::take_over() {
+    if (!taken_over_) {
+        taken_over_ = true;
+        if (!user_set_) user_timeout_ = c_->orig_timeout;
+    }
+    hold_ = false;
+    return flush();
+}
+
+uint64_t ConnStream::write_timeout() const {
+    return taken_over_ ? user_timeout_ : c_->opts.send_timeout;
+}
+
+ssize_t ConnStream::recv(void* buf, size_t count, int flags) {
+    if (!taken_over_) (void)take_over();
+    if (flush_for_read() < 0) return -1;
+    c_->reader.body();
+    return c_->in.read_some(buf, count);
+}
+
+ssize_t ConnStream::recv(const struct iovec* iov, int iovcnt, int flags) {
+    for (int i = 0; i < iovcnt; i++)
+        if (iov[i].iov_len) return recv(iov[i].iov_base, iov[i].iov_len, flags);
+    return 0;
+}
+
+ssize_t ConnStream::read(void* buf, size_t count) {
+    size_t got = 0;
+    while (got < count) {
+        ssize_t n = recv((char*)buf + got, count - got);
+        if (n < 0) return got ? (ssize_t)got : -1;
+        if (n == 0) break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+ssize_t ConnStream::readv(const struct iovec* iov, int iovcnt) {
+    ssize_t total = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        ssize_t n = read(iov[i].iov_base, iov[i].iov_len);
+        if (n < 0) return total ? total : -1;
+        total += n;
+        if ((size_t)n < iov[i].iov_len) break;
+    }
+    return total;
+}
+
+int ConnStream::shutdown(ShutdownHow how) {
+    if (how != ShutdownHow::Read) (void)flush_for_read();
+    return sock()->shutdown(how);
+}
+
+uint64_t ConnStream::timeout() const { return user_set_ ? user_timeout_ : c_->orig_timeout; }
+void ConnStream::timeout(uint64_t tm) {
+    user_timeout_ = tm;
+    user_set_ = true;
+}
+Object* ConnStream::get_underlay_object(uint64_t recursion) {
+    return sock()->get_underlay_object(recursion);
+}
+int ConnStream::setsockopt(int level, int name, const void* value, socklen_t len) {
+    return sock()->setsockopt(level, name, value, len);
+}
+int ConnStream::getsockopt(int level, int name, void* value, socklen_t* len) {
+    return sock()->getsockopt(level, name, value, len);
+}
+int ConnStream::getsockname(EndPoint& addr) { return sock()->getsockname(addr); }
+int ConnStream::getpeername(EndPoint& addr) { return sock()->getpeername(addr); }
+int ConnStream::getsockname(char* path, size_t count) { return sock()->getsockname(path, count); }
+int ConnStream::getpeername(char* path, size_t count) { return sock()->getpeername(path, count); }
+
+// ---- ServerResponse -------------------------------------------------------
+
+bool closing_after(const Connection& c) {
+    if (c.stopping->load(std::memory_order_relaxed)) return true;
+    const ServerRequest& req = c.req;
+    if (req.body_done()) return false;
+    // A client waiting for 100 Continue may never send the body; a body
+    // that failed, timed out or is large is not worth reading.
+    return req.expect_continue() || req.parse_error() != ParseError::None || c.reader.timed_out() ||
+           req.body_left() > (int64_t)kDrainLimit;
+}
+
+int ServerResponse::start_line(std::string* out) const {
+    if (closing_after(*conn) && !list_has_token(headers["Connection"], "close")) {
+        // The object is not const: send_header() serializes the fields next.
+        (void)const_cast<Headers&>(headers).set("Connection", "close");
+    }
+    return Response::start_line(out);
+}
+
+// ---- Date -------------------------------------------------------------
+
+std::string_view http_date() {
+    thread_local time_t cached = -1;
+    thread_local char buf[kHttpDateLength];
+    time_t t = time(nullptr);
+    if (t != cached) {
+        format_http_date(t, buf);
+        cached = t;
+    }
+    return std::string_view(buf, kHttpDateLength);
+}
+
+}  // namespace server_detail
+}  // namespace http
+}  // namespace net
+}  // namespace photon

@@ -1,0 +1,196 @@
+// One connection of the HTTP server: the streams its messages use, with the
+// server's timeouts and write coalescing, and the per-connection state that
+// stop() looks at. Private header of net/http/. A connection is served by
+// one coroutine (a CONNECT tunnel may add a second one that only writes).
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include <photon/common/list.h>
+#include <photon/common/timeout.h>
+#include <photon/net/http/body.h>
+#include <photon/net/http/message.h>
+#include <photon/net/http/server.h>
+#include <photon/net/socket.h>
+#include <photon/thread/thread.h>
+
+namespace photon {
+namespace net {
+namespace http {
+namespace server_detail {
+
+struct Connection;
+
+// Where a blocked read of the connection is: stop() interrupts the reads
+// that wait for a request (Idle, Head), never a handler's.
+enum class WaitState : uint8_t { None, Idle, Head };
+
+// An unread body up to this size is read and dropped to keep the connection;
+// a larger one closes it.
+constexpr uint64_t kDrainLimit = 1024 * 1024;
+
+// The read side, under the InputBuffer: one recv per read() (a short count
+// is "what has arrived"), bounded by the timeout of the current phase, after
+// sending whatever the write side holds (the peer may wait for it, e.g. a
+// 100 Continue).
+class ReadSide : public IStream {
+public:
+    explicit ReadSide(Connection* c) : c_(c) {}
+
+    // Waiting for a request: at most `timeout` us for its first byte, which
+    // starts the head's deadline.
+    void idle(uint64_t timeout) {
+        phase_ = Phase::Idle;
+        idle_timeout_ = timeout;
+        timed_out_ = false;
+    }
+    // A head has started (its first byte is here): header_timeout from now.
+    void head();
+    // Reading a body: body_timeout per read.
+    void body() { phase_ = Phase::Body; }
+    bool head_started() const { return phase_ != Phase::Idle; }
+    // The last read failed with ETIMEDOUT.
+    bool timed_out() const { return timed_out_; }
+
+    ssize_t read(void* buf, size_t count) override;
+    ssize_t readv(const struct iovec* iov, int iovcnt) override;
+    ssize_t write(const void*, size_t) override { return enosys(); }
+    ssize_t writev(const struct iovec*, int) override { return enosys(); }
+    int close() override { return 0; }
+
+private:
+    enum class Phase : uint8_t { Idle, Head, Body };
+    static ssize_t enosys() {
+        errno = ENOSYS;
+        return -1;
+    }
+
+    Connection* c_;
+    Phase phase_ = Phase::Idle;
+    bool timed_out_ = false;
+    uint64_t idle_timeout_ = -1;
+    Timeout head_deadline_;
+};
+
+// The write side, which the messages write to and connection_stream()
+// hands out. It holds the first write of a response (its head) and sends it
+// with the next write, so a head and its body leave in one writev; the
+// server flushes what is held when the response is complete, and so does
+// any read or sendfile. Each write is bounded by send_timeout. Once a
+// handler took the connection over, reads serve the buffered bytes first and
+// the handler's timeout() bounds reads and writes.
+class ConnStream : public ISocketStream {
+public:
+    explicit ConnStream(Connection* c) : c_(c) {}
+
+    // Holds the next write (up to kMaxHold bytes) until the one after it.
+    void hold_next() { hold_ = true; }
+    // Sends what is held: 0 or -1 with errno. `flags` go to the send (e.g.
+    // MSG_MORE before a sendfile).
+    int flush(int flags = 0);
+    // Before a read: flushes unless a write is under way (it sends the held
+    // bytes itself), and holds the next write again if the response head is
+    // still to come (a 100 Continue went first).
+    int flush_for_read();
+    // Bytes written to the socket for this connection (held ones not yet).
+    uint64_t bytes_sent() const { return sent_; }
+    // connection_stream(): sends what is held and holds nothing more.
+    int take_over();
+    bool taken_over() const { return taken_over_; }
+    // The timeout of a write: send_timeout, or the handler's after take_over().
+    uint64_t write_timeout() const;
+
+    int close() override { return 0; }  // the connection is the server's
+    int shutdown(ShutdownHow how) override;
+
+    ssize_t read(void* buf, size_t count) override;
+    ssize_t readv(const struct iovec* iov, int iovcnt) override;
+    ssize_t write(const void* buf, size_t count) override;
+    ssize_t writev(const struct iovec* iov, int iovcnt) override;
+
+    ssize_t recv(void* buf, size_t count, int flags = 0) override;
+    ssize_t recv(const struct iovec* iov, int iovcnt, int flags = 0) override;
+    ssize_t send(const void* buf, size_t count, int flags = 0) override;
+    ssize_t send(const struct iovec* iov, int iovcnt, int flags = 0) override;
+    ssize_t sendfile(int in_fd, off_t offset, size_t count) override;
+
+    uint64_t timeout() const override;
+    void timeout(uint64_t tm) override;
+
+    Object* get_underlay_object(uint64_t recursion) override;
+    int setsockopt(int level, int name, const void* value, socklen_t len) override;
+    int getsockopt(int level, int name, void* value, socklen_t* len) override;
+    int getsockname(EndPoint& addr) override;
+    int getpeername(EndPoint& addr) override;
+    int getsockname(char* path, size_t count) override;
+    int getpeername(char* path, size_t count) override;
+
+    static constexpr size_t kMaxHold = 4096;  // a head, or a head and a small body
+
+private:
+    // Writes held bytes then iov, all of them: the bytes of iov, or -1.
+    ssize_t write_through(const struct iovec* iov, int iovcnt, size_t sum);
+    ISocketStream* sock() const;
+
+    Connection* c_;
+    std::string held_;
+    uint64_t sent_ = 0;
+    bool hold_ = false;
+    bool writing_ = false;
+    bool taken_over_ = false;
+    bool user_set_ = false;
+    uint64_t user_timeout_ = -1;  // timeout(us) of a handler that took over
+};
+
+class ServerRequest : public Request {
+public:
+    ServerRequest(const Limits& l, Connection* c) : Request(l), conn(c) {}
+    Connection* const conn;
+    // Body bytes not yet read, when a Content-Length says; -1 if unknown.
+    int64_t body_left() const {
+        return body_size() < 0 ? -1 : body_size() - (int64_t)reader_.received();
+    }
+};
+
+class ServerResponse : public Response {
+public:
+    ServerResponse(const Limits& l, Connection* c) : Response(l), conn(c) {}
+    Connection* const conn;
+    bool head_sent() const { return head_sent_; }
+    bool may_have_body() const { return body_allowed(); }
+
+protected:
+    // Called as the head is serialized (by the handler's first write, or by
+    // the server): the last moment to say "Connection: close".
+    int start_line(std::string* out) const override;
+};
+
+// Whether the connection will close after the response being sent, as far as
+// is known now: stop(), or a request body it cannot keep up with.
+bool closing_after(const Connection& c);
+
+struct Connection : public intrusive_list_node<Connection> {
+    Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stopping);
+
+    ISocketStream* const sock;
+    const ServerOptions& opts;
+    const std::atomic<bool>* const stopping;  // the server's
+    photon::thread* const th;                 // the coroutine serving it
+    std::atomic<WaitState> wait{WaitState::None};
+    ReadSide reader;
+    ConnStream stream;
+    InputBuffer in;
+    ServerRequest req;
+    ServerResponse resp;
+    const uint64_t orig_timeout;  // the stream's, restored at the end
+};
+
+// The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made at most
+// once a second per OS thread.
+std::string_view http_date();
+
+}  // namespace server_detail
+}  // namespace http
+}  // namespace net
+}  // namespace photon

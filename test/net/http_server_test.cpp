@@ -1,0 +1,721 @@
+// The HTTP server under both event engines, through raw connections:
+// dispatch, keep-alive, pipelining, request bodies (chunked, 100-continue,
+// unread), every parser error status, timeouts (slowloris, idle), failing
+// and short handlers, vanishing peers, HEAD / HTTP/1.0, and stop().
+#include <atomic>
+#include <string>
+
+#include <photon/common/timeout.h>
+
+#include "http_server_test_util.h"
+
+using namespace photon;
+using namespace photon_test;
+
+namespace {
+
+std::atomic<int> g_tagged_alive{0};
+
+// Answers "<tag>|<remain>".
+class tagged : public HTTPHandler {
+public:
+    explicit tagged(std::string t) : tag_(std::move(t)) { g_tagged_alive++; }
+    ~tagged() override { g_tagged_alive--; }
+    int handle_request(Request& req, Response& resp, std::string_view remain) override {
+        std::string body = tag_ + "|" + std::string(remain);
+        resp.headers.content_length(body.size());
+        return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
+    }
+
+private:
+    std::string tag_;
+};
+
+// Content-Length and the body (none for HEAD, whose length is metadata).
+int reply(Response& resp, std::string_view body, Verb v = Verb::GET) {
+    resp.headers.content_length(body.size());
+    if (body.empty() || v == Verb::HEAD) return 0;
+    return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
+}
+
+// The handlers most tests use, by path.
+struct handlers {
+    std::atomic<int> slow_started{0}, slow_done{0};
+    uint64_t slow_us = 300'000;
+
+    void install(HTTPServer* s) {
+        s->add_handler({this, &handlers::echo}, "/echo");
+        s->add_handler({this, &handlers::text}, "/text");
+        s->add_handler({this, &handlers::slow}, "/slow");
+        s->add_handler({this, &handlers::fail}, "/fail");
+        s->add_handler({this, &handlers::fail_after}, "/fail-after");
+        s->add_handler({this, &handlers::short_body}, "/short");
+        s->add_handler({this, &handlers::unwritten}, "/unwritten");
+        s->add_handler({this, &handlers::chunks}, "/chunks");
+        s->add_handler({this, &handlers::info}, "/info");
+        s->add_handler({this, &handlers::status}, "/status/");
+        s->add_handler({this, &handlers::chunks_fail}, "/chunks-fail");
+    }
+    // The request body back; a failed read fails the request.
+    int echo(Request& req, Response& resp, std::string_view) {
+        std::string body;
+        char buf[4096];
+        ssize_t n;
+        while ((n = req.read(buf, sizeof(buf))) > 0) body.append(buf, n);
+        if (n < 0) return -1;
+        return reply(resp, body);
+    }
+    int text(Request& req, Response& resp, std::string_view) {
+        return reply(resp, "hello\n", req.verb());
+    }
+    int slow(Request&, Response& resp, std::string_view) {
+        slow_started++;
+        photon::thread_usleep(slow_us);
+        slow_done++;
+        return reply(resp, "slow\n");
+    }
+    int fail(Request&, Response&, std::string_view) { return -1; }
+    int fail_after(Request&, Response& resp, std::string_view) {
+        reply(resp, "partial\n");
+        return -1;
+    }
+    int short_body(Request&, Response& resp, std::string_view) {
+        resp.headers.content_length(10);
+        resp.write("12345", 5);
+        return 0;
+    }
+    int unwritten(Request&, Response& resp, std::string_view) {
+        resp.headers.content_length(10);
+        return 0;
+    }
+    int chunks(Request&, Response& resp, std::string_view) {
+        for (const char* p : {"one,", "two,", "three"}) resp.write(p, strlen(p));
+        return 0;
+    }
+    int chunks_fail(Request&, Response& resp, std::string_view) {
+        resp.write("one,", 4);
+        return -1;
+    }
+    // The status in the path; a body is attempted (refused for 204 / 304).
+    int status(Request&, Response& resp, std::string_view remain) {
+        resp.set_result(atoi(std::string(remain).c_str()));
+        if (resp.status_code() == 304) resp.headers.insert("ETag", "\"x\"");
+        errno = 0;
+        EXPECT_EQ(-1, resp.write("body", 4));
+        EXPECT_EQ(EMSGSIZE, errno);
+        return 0;
+    }
+    // "<verb> <target> <remain>"
+    int info(Request& req, Response& resp, std::string_view remain) {
+        std::string b = std::string(verbstr[(int)req.verb()]) + " " + std::string(req.target()) +
+                        " " + std::string(remain);
+        return reply(resp, b);
+    }
+};
+
+class HttpServer : public HttpServerTest {
+protected:
+    void serve_default(const ServerOptions& opts = {}) {
+        serve(opts, [&](HTTPServer* s) { h.install(s); });
+    }
+    handlers h;
+};
+
+std::string chunked(std::initializer_list<std::string_view> pieces) {
+    std::string s;
+    char size[32];
+    for (auto p : pieces) {
+        snprintf(size, sizeof(size), "%zx\r\n", p.size());
+        s.append(size).append(p).append("\r\n");
+    }
+    return s + "0\r\n\r\n";
+}
+
+}  // namespace
+
+TEST_P(HttpServer, DispatchesByPathPrefixInTheOrderAdded) {
+    serve({}, [](HTTPServer* s) {
+        s->add_handler(new tagged("AB"), true, "/a/b");
+        s->add_handler(new tagged("A"), true, "/a");
+        s->add_handler(new tagged("C/"), true, "/c/");
+        s->add_handler(new tagged("A2"), true, "/a");  // shadowed by the first "/a"
+    });
+    raw_client c(ep);
+    ASSERT_TRUE(c.ok());
+    struct {
+        const char* target;
+        int status;
+        const char* body;
+    } cases[] = {
+        {"/a", 200, "A|"},
+        {"/a/", 200, "A|/"},
+        {"/a/x/y", 200, "A|/x/y"},
+        {"/a?q=/b", 200, "A|"},
+        {"/a/b", 200, "AB|"},
+        {"/a/b/c", 200, "AB|/c"},
+        {"/a/bc", 200, "A|/bc"},
+        {"/ab", 404, nullptr},
+        {"/c/d", 200, "C/|d"},
+        {"/c/", 200, "C/|"},
+        {"/c", 404, nullptr},
+        {"/", 404, nullptr},
+        {"http://example.com/a/z?x", 200, "A|/z"},
+    };
+    for (auto& t : cases) {
+        std::string body;
+        EXPECT_EQ(t.status, c.request(head("GET", t.target), &body)) << t.target;
+        if (t.body) {
+            EXPECT_EQ(t.body, body) << t.target;
+        } else {
+            EXPECT_EQ("404 Not Found\n", body) << t.target;
+        }
+    }
+    // The empty pattern sets the default; an unowned handler is not deleted.
+    tagged def("D");
+    http->add_handler(&def, false, "");
+    std::string body;
+    EXPECT_EQ(200, c.request(head("GET", "/zzz"), &body));
+    EXPECT_EQ("D|/zzz", body);
+    EXPECT_EQ(200, c.request(head("OPTIONS", "*"), &body));
+    EXPECT_EQ("D|*", body);
+    EXPECT_EQ(5, g_tagged_alive.load());
+    tcp.reset();
+    http.reset();
+    EXPECT_EQ(1, g_tagged_alive.load());  // only `def`, which it did not own
+}
+
+TEST_P(HttpServer, DelegateHandlersGetTheRemainder) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    ASSERT_EQ(200, c.request(head("PUT", "/info/x/y?z=1"), &body));
+    EXPECT_EQ("PUT /info/x/y?z=1 /x/y", body);
+    EXPECT_EQ("photon", c.resp.headers["Server"]);
+    EXPECT_EQ(29u, c.resp.headers["Date"].size());
+    EXPECT_EQ("GMT", c.resp.headers["Date"].substr(26));
+}
+
+TEST_P(HttpServer, ServesManyRequestsOnOneKeptAliveConnection) {
+    serve_default();
+    raw_client c(ep);
+    ASSERT_TRUE(c.ok());
+    for (int i = 0; i < 300; i++) {
+        std::string body;
+        std::string path = "/info/" + std::to_string(i);
+        ASSERT_EQ(200, c.request(head("GET", path), &body)) << i;
+        ASSERT_EQ("GET " + path + " /" + std::to_string(i), body);
+        ASSERT_TRUE(c.resp.keep_alive());
+    }
+    EXPECT_EQ(1u, http->connections());
+}
+
+TEST_P(HttpServer, AnswersPipelinedRequestsInOrder) {
+    serve_default();
+    raw_client c(ep);
+    std::string all;
+    const int n = 50;
+    for (int i = 0; i < n; i++) {
+        if (i % 5 == 1)
+            all += head("POST", "/echo", "Content-Length: 3\r\n") + std::to_string(100 + i);
+        else if (i % 5 == 2)
+            all += head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
+                   chunked({"ab", std::to_string(i)});
+        else if (i % 5 == 3)
+            all += head("HEAD", "/text");
+        else
+            all += head("GET", "/info/" + std::to_string(i));
+    }
+    ASSERT_TRUE(c.send(all));  // one write
+    for (int i = 0; i < n; i++) {
+        std::string body;
+        Verb v = i % 5 == 3 ? Verb::HEAD : Verb::GET;
+        ASSERT_EQ(200, c.get(&body, v)) << i;
+        if (i % 5 == 1)
+            EXPECT_EQ(std::to_string(100 + i), body);
+        else if (i % 5 == 2)
+            EXPECT_EQ("ab" + std::to_string(i), body);
+        else if (i % 5 == 3)
+            EXPECT_EQ("", body);
+        else
+            EXPECT_EQ("GET /info/" + std::to_string(i) + " /" + std::to_string(i), body);
+    }
+    // Nothing more was sent: the HEAD responses had no body bytes.
+    EXPECT_FALSE(c.closed(100'000));
+}
+
+TEST_P(HttpServer, ReadsChunkedRequestBodies) {
+    serve_default();
+    raw_client c(ep);
+    std::string big(100000, 'x');
+    for (size_t i = 0; i < big.size(); i++) big[i] = 'a' + i % 26;
+    std::string body;
+    ASSERT_EQ(200, c.request(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
+                                 chunked({"hello ", "chunked", " world"}),
+                             &body));
+    EXPECT_EQ("hello chunked world", body);
+    ASSERT_EQ(200,
+              c.request(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
+                            chunked({big.substr(0, 1), big.substr(1, 70000), big.substr(70001)}),
+                        &body));
+    EXPECT_EQ(big, body);
+    // Trailers are accepted and the connection stays usable.
+    ASSERT_EQ(200, c.request(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
+                                 "3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n",
+                             &body));
+    EXPECT_EQ("abc", body);
+    ASSERT_EQ(200, c.request(head("GET", "/text"), &body));
+}
+
+TEST_P(HttpServer, Sends100ContinueBeforeReadingTheBody) {
+    serve_default();
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("POST", "/echo", "Content-Length: 5\r\nExpect: 100-continue\r\n")));
+    ASSERT_EQ(100, c.get());
+    ASSERT_TRUE(c.send("12345"));
+    std::string body;
+    ASSERT_EQ(200, c.get(&body));
+    EXPECT_EQ("12345", body);
+    EXPECT_TRUE(c.resp.keep_alive());
+    EXPECT_EQ(200, c.request(head("GET", "/text"), &body));
+}
+
+TEST_P(HttpServer, ClosesWhenAnsweringWithoutTheBodyAnExpectContinueClientHolds) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    // /text does not read: no 100 Continue, a final answer, then close (the
+    // client may never send the body).
+    ASSERT_EQ(200, c.request(head("POST", "/text", "Content-Length: 5\r\nExpect: 100-continue\r\n"),
+                             &body));
+    EXPECT_EQ("hello\n", body);
+    EXPECT_EQ("close", c.resp.headers["Connection"]);
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, DrainsASmallUnreadBodyAndClosesForALargeOne) {
+    serve_default();
+    raw_client c(ep);
+    std::string body, small(20000, 's');
+    ASSERT_EQ(200, c.request(head("POST", "/text", "Content-Length: 20000\r\n") + small, &body));
+    EXPECT_TRUE(c.resp.keep_alive());
+    ASSERT_EQ(200, c.request(head("POST", "/text", "Transfer-Encoding: chunked\r\n") +
+                                 chunked({small, small}),
+                             &body));
+    ASSERT_EQ(200, c.request(head("GET", "/info"), &body));
+    EXPECT_EQ("GET /info ", body);
+    // 2 MiB declared, not read: answered, then closed (lingering a little).
+    ASSERT_EQ(200, c.request(head("POST", "/text", "Content-Length: 2097152\r\n") + small, &body));
+    EXPECT_EQ("close", c.resp.headers["Connection"]);
+    EXPECT_TRUE(c.closed());
+}
+
+struct bad_request {
+    const char* name;
+    std::string bytes;
+    int status;
+};
+
+TEST_P(HttpServer, AnswersEachParserErrorWithItsStatusAndCloses) {
+    ServerOptions opts;
+    opts.limits.max_body_size = 1000;
+    serve_default(opts);
+    std::string long_uri = "/" + std::string(9000, 'u');
+    std::string big_field = "X-Big: " + std::string(9000, 'v') + "\r\n";
+    std::string many_fields;
+    for (int i = 0; i < 120; i++) many_fields += "X-F" + std::to_string(i) + ": 1\r\n";
+    bad_request cases[] = {
+        {"bare LF", "GET / HTTP/1.1\nHost: t\n\n", 400},
+        {"garbage", std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 junk\r\n\r\n", 20),
+         400},
+        {"no Host", "GET / HTTP/1.1\r\n\r\n", 400},
+        {"CL and TE", head("POST", "/echo", "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n"),
+         400},
+        {"long URI", head("GET", long_uri), 414},
+        {"big header", head("GET", "/text", big_field), 431},
+        {"many fields", head("GET", "/text", many_fields), 431},
+        {"body over the limit", head("POST", "/echo", "Content-Length: 1001\r\n"), 413},
+        {"unknown method", head("BREW", "/text"), 501},
+        {"gzip coding", head("POST", "/echo", "Transfer-Encoding: gzip, chunked\r\n"), 501},
+        {"HTTP/2.0", "GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505},
+    };
+    for (auto& t : cases) {
+        raw_client c(ep);
+        ASSERT_TRUE(c.ok());
+        std::string body;
+        ASSERT_EQ(t.status, c.request(t.bytes, &body)) << t.name;
+        EXPECT_EQ(std::to_string(t.status), body.substr(0, 3)) << t.name;
+        EXPECT_EQ("close", c.resp.headers["Connection"]) << t.name;
+        EXPECT_TRUE(c.closed()) << t.name;
+    }
+    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+}
+
+TEST_P(HttpServer, AnswersBodyErrorsFoundByTheHandler) {
+    ServerOptions opts;
+    opts.limits.max_body_size = 1000;
+    serve_default(opts);
+    {
+        raw_client c(ep);  // a chunked body over the limit: 413 from the read
+        std::string body;
+        ASSERT_EQ(413, c.request(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
+                                     chunked({std::string(600, 'a'), std::string(600, 'b')}),
+                                 &body));
+        EXPECT_TRUE(c.closed());
+    }
+    {
+        raw_client c(ep);  // a malformed chunk size: 400
+        ASSERT_EQ(400, c.request(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
+                                 "zz\r\nabc\r\n0\r\n\r\n"));
+        EXPECT_TRUE(c.closed());
+    }
+}
+
+TEST_P(HttpServer, Answers408WhenABodyStallsPastTheBodyTimeout) {
+    ServerOptions opts;
+    opts.body_timeout = 200'000;
+    serve_default(opts);
+    raw_client c(ep);
+    auto t0 = Clock::now();
+    std::string body;
+    ASSERT_EQ(408, c.request(head("POST", "/echo", "Content-Length: 10\r\n") + "abc", &body));
+    EXPECT_GE(us_since(t0), 150'000u);
+    EXPECT_EQ("close", c.resp.headers["Connection"]);
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, SendsNoBodyFor204And304) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    ASSERT_EQ(204, c.request(head("GET", "/status/204"), &body));
+    EXPECT_EQ("", body);
+    EXPECT_FALSE(c.resp.headers.has("Content-Length"));
+    EXPECT_FALSE(c.resp.headers.has("Transfer-Encoding"));
+    ASSERT_EQ(304, c.request(head("GET", "/status/304"), &body));
+    EXPECT_EQ("", body);
+    EXPECT_EQ("\"x\"", c.resp.headers["ETag"]);
+    // Any body byte would have been taken for the next head.
+    ASSERT_EQ(200, c.request(head("GET", "/text"), &body));
+    EXPECT_EQ("hello\n", body);
+}
+
+TEST_P(HttpServer, GivesASlowlorisClient408WithinTheHeaderTimeout) {
+    ServerOptions opts;
+    opts.header_timeout = 300'000;
+    serve_default(opts);
+    raw_client c(ep);
+    std::string req = head("GET", "/text", "X-Slow: " + std::string(200, 's') + "\r\n");
+    auto t0 = Clock::now();
+    std::string body;
+    int status = -1;
+    // One byte every 20 ms: each read is quick, the head never completes.
+    for (size_t i = 0; i < req.size() && us_since(t0) < 5'000'000; i++) {
+        if (!c.send(std::string_view(req).substr(i, 1))) break;
+        photon::thread_usleep(20'000);
+        if (c.readable()) break;  // the answer
+    }
+    status = c.get(&body);
+    EXPECT_EQ(408, status);
+    EXPECT_GE(us_since(t0), 250'000u);
+    EXPECT_LT(us_since(t0), 5'000'000u);
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, ClosesAnIdleKeptAliveConnectionSilently) {
+    ServerOptions opts;
+    opts.keepalive_timeout = 200'000;
+    serve_default(opts);
+    raw_client c(ep);
+    ASSERT_EQ(200, c.request(head("GET", "/text")));
+    auto t0 = Clock::now();
+    std::string extra;
+    EXPECT_TRUE(c.closed(kLongUs, &extra));
+    EXPECT_EQ("", extra);
+    EXPECT_GE(us_since(t0), 150'000u);
+    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+}
+
+TEST_P(HttpServer, ClosesANewConnectionThatSendsNothing) {
+    ServerOptions opts;
+    opts.header_timeout = 200'000;
+    serve_default(opts);
+    raw_client c(ep);
+    std::string extra;
+    EXPECT_TRUE(c.closed(kLongUs, &extra));
+    EXPECT_EQ("", extra);
+}
+
+TEST_P(HttpServer, BoundsAResponseToAClientThatNeverReads) {
+    ServerOptions opts;
+    opts.send_timeout = 200'000;
+    serve(opts, [&](HTTPServer* s) {
+        s->add_handler({+[](void*, Request&, Response& resp, std::string_view) -> int {
+                            std::string chunk(1 << 20, 'z');
+                            resp.headers.content_length(64 << 20);
+                            for (int i = 0; i < 64; i++)
+                                if (resp.write(chunk.data(), chunk.size()) < 0) return -1;
+                            return 0;
+                        },
+                        nullptr});
+    });
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("GET", "/big")));
+    // Never read: the server's write times out and the connection ends.
+    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }, 10000));
+}
+
+TEST_P(HttpServer, AnswersAFailingHandlerWith500AndCloses) {
+    serve_default();
+    {
+        raw_client c(ep);
+        std::string body;
+        ASSERT_EQ(500, c.request(head("GET", "/fail"), &body));
+        EXPECT_EQ("500 Internal Server Error\n", body);
+        EXPECT_EQ("close", c.resp.headers["Connection"]);
+        EXPECT_TRUE(c.closed());
+    }
+    {
+        raw_client c(ep);  // the response went out: completed, then closed
+        std::string body;
+        ASSERT_EQ(200, c.request(head("GET", "/fail-after"), &body));
+        EXPECT_EQ("partial\n", body);
+        EXPECT_TRUE(c.closed());
+    }
+    {
+        raw_client c(ep);  // a body declared and never written: 500, not a hang
+        ASSERT_EQ(500, c.request(head("GET", "/unwritten")));
+        EXPECT_TRUE(c.closed());
+    }
+}
+
+TEST_P(HttpServer, LeavesTheChunkedBodyOfAFailedHandlerUnended) {
+    serve_default();
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("GET", "/chunks-fail")));
+    std::string all = c.read_to_eof();
+    EXPECT_NE(std::string::npos, all.find("Transfer-Encoding: chunked\r\n"));
+    EXPECT_EQ("\r\n\r\n4\r\none,\r\n", all.substr(all.size() - 13));
+}
+
+TEST_P(HttpServer, ClosesAfterAHandlerWritesLessThanItsContentLength) {
+    serve_default();
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("GET", "/short")));
+    std::string all = c.read_to_eof();  // ends: no hang
+    EXPECT_NE(std::string::npos, all.find("Content-Length: 10\r\n"));
+    EXPECT_EQ("12345", all.substr(all.size() - 5));
+}
+
+TEST_P(HttpServer, ChunksABodyWithoutLength) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    ASSERT_EQ(200, c.request(head("GET", "/chunks"), &body));
+    EXPECT_EQ("one,two,three", body);
+    EXPECT_EQ("chunked", c.resp.headers["Transfer-Encoding"]);
+    ASSERT_EQ(200, c.request(head("GET", "/text"), &body));
+}
+
+TEST_P(HttpServer, ForgetsAPeerThatVanishesMidHeadOrMidBody) {
+    serve_default();
+    {
+        raw_client c(ep);
+        ASSERT_TRUE(
+            c.send(head("POST", "/echo", "Content-Length: 100000\r\n") + std::string(1000, 'b')));
+        ASSERT_TRUE(wait_until([&] { return http->connections() == 1; }));
+    }
+    {
+        raw_client c(ep);
+        ASSERT_TRUE(c.send("GET /text HTTP/1.1\r\nHost: "));
+        ASSERT_TRUE(wait_until([&] { return http->connections() == 1; }));
+    }
+    {
+        raw_client c(ep);
+        ASSERT_TRUE(c.send(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") + "10\r\nabc"));
+    }
+    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+}
+
+TEST_P(HttpServer, HeadAnswersCarryNoBody) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    ASSERT_EQ(200, c.request(head("HEAD", "/text"), &body, Verb::HEAD));
+    EXPECT_EQ("", body);
+    EXPECT_EQ("6", c.resp.headers["Content-Length"]);
+    ASSERT_EQ(404, c.request(head("HEAD", "/nothing"), &body, Verb::HEAD));
+    EXPECT_EQ("", body);
+    // Had a body been sent, it would be read as this response's head.
+    ASSERT_EQ(200, c.request(head("GET", "/text"), &body));
+    EXPECT_EQ("hello\n", body);
+}
+
+TEST_P(HttpServer, ServesHttp10Peers) {
+    serve_default();
+    {
+        raw_client c(ep);
+        ASSERT_TRUE(c.send("GET /text HTTP/1.0\r\n\r\n"));
+        std::string all = c.read_to_eof();
+        EXPECT_EQ(0u, all.find("HTTP/1.1 200 OK\r\n"));
+        EXPECT_NE(std::string::npos, all.find("Connection: close\r\n"));
+        EXPECT_EQ("hello\n", all.substr(all.size() - 6));
+    }
+    {
+        raw_client c(ep);
+        std::string body;
+        ASSERT_EQ(200, c.request("GET /text HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &body));
+        EXPECT_EQ("keep-alive", c.resp.headers["Connection"]);
+        // No length known: the body is delimited by the close.
+        ASSERT_TRUE(c.send("GET /chunks HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+        std::string all = c.read_to_eof();
+        EXPECT_NE(std::string::npos, all.find("Connection: close\r\n"));
+        EXPECT_EQ("one,two,three", all.substr(all.size() - 13));
+    }
+}
+
+TEST_P(HttpServer, ClosesAfterMaxRequestsPerConnection) {
+    ServerOptions opts;
+    opts.max_requests_per_connection = 3;
+    serve_default(opts);
+    raw_client c(ep);
+    for (int i = 1; i <= 3; i++) {
+        ASSERT_EQ(200, c.request(head("GET", "/text")));
+        EXPECT_EQ(i < 3, c.resp.keep_alive()) << i;
+    }
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, HonoursConnectionCloseFromTheClient) {
+    serve_default();
+    raw_client c(ep);
+    ASSERT_EQ(200, c.request(head("GET", "/text", "Connection: close\r\n")));
+    EXPECT_EQ("close", c.resp.headers["Connection"]);
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, StopClosesIdleConnectionsAtOnce) {
+    serve_default();
+    raw_client idle(ep), fresh(ep);
+    ASSERT_EQ(200, idle.request(head("GET", "/text")));
+    ASSERT_TRUE(wait_until([&] { return http->connections() == 2; }));
+    tcp->terminate();
+    auto t0 = Clock::now();
+    EXPECT_EQ(0, http->stop(kLongUs));
+    EXPECT_LT(us_since(t0), 2'000'000u);  // not the keep-alive timeout (60 s)
+    EXPECT_EQ(0u, http->connections());
+    std::string extra;
+    EXPECT_TRUE(idle.closed(kLongUs, &extra));
+    EXPECT_EQ("", extra);
+    EXPECT_TRUE(fresh.closed());
+}
+
+TEST_P(HttpServer, ServesAndStopsOverIouringSockets) {
+    if (GetParam() != photon::INIT_EVENT_IOURING) GTEST_SKIP() << "io_uring sockets need io_uring";
+    ServerOptions opts;
+    opts.header_timeout = 200'000;
+    serve(
+        opts, [&](HTTPServer* s) { h.install(s); }, &new_iouring_tcp_server);
+    {
+        raw_client slow(ep);  // the header timeout holds on these sockets too
+        ASSERT_TRUE(slow.send("GET /text HTTP/1.1\r\n"));
+        EXPECT_EQ(408, slow.get());
+    }
+    raw_client c(ep);
+    std::string body;
+    for (int i = 0; i < 20; i++) ASSERT_EQ(200, c.request(head("GET", "/text"), &body));
+    ASSERT_EQ(200, c.request(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
+                                 chunked({"a", "bc"}),
+                             &body));
+    EXPECT_EQ("abc", body);
+    tcp->terminate();
+    EXPECT_EQ(0, http->stop(kLongUs));
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, StopLetsAnInFlightRequestFinishWithConnectionClose) {
+    serve_default();
+    h.slow_us = 300'000;
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("GET", "/slow")));
+    ASSERT_TRUE(wait_until([&] { return h.slow_started == 1; }));
+    tcp->terminate();
+    int stopped = -2;
+    std::atomic<bool> done{false};
+    auto th = photon::thread_enable_join(photon::thread_create11([&] {
+        stopped = http->stop(kLongUs);
+        done = true;
+    }));
+    std::string body;
+    ASSERT_EQ(200, c.get(&body));
+    EXPECT_EQ("slow\n", body);
+    EXPECT_EQ("close", c.resp.headers["Connection"]);
+    EXPECT_TRUE(c.closed());
+    photon::thread_join(th);
+    EXPECT_EQ(0, stopped);
+    EXPECT_EQ(1, h.slow_done.load());
+    EXPECT_EQ(0u, http->connections());
+}
+
+TEST_P(HttpServer, StopTimesOutOnAHandlerThatTakesLonger) {
+    serve_default();
+    h.slow_us = 1'000'000;
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("GET", "/slow")));
+    ASSERT_TRUE(wait_until([&] { return h.slow_started == 1; }));
+    EXPECT_EQ(-1, http->stop(50'000));
+    EXPECT_EQ(ETIMEDOUT, errno);
+    EXPECT_EQ(1u, http->connections());
+    ASSERT_EQ(200, c.get());  // still answered
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, DeletingTheServerWithOpenConnectionsIsSafe) {
+    serve_default();
+    h.slow_us = 200'000;
+    raw_client idle(ep), busy(ep), partial(ep);
+    ASSERT_EQ(200, idle.request(head("GET", "/text")));
+    ASSERT_TRUE(busy.send(head("GET", "/slow")));
+    ASSERT_TRUE(partial.send("GET /text HTTP/1.1\r\n"));
+    ASSERT_TRUE(wait_until([&] { return h.slow_started == 1; }));
+    tcp.reset();
+    http.reset();  // returns once no connection uses it
+    EXPECT_TRUE(idle.closed());
+    EXPECT_TRUE(partial.closed());
+    EXPECT_EQ(1, h.slow_done.load());
+}
+
+TEST_P(HttpServer, TunnelsAfterTakingTheConnectionOver) {
+    // A CONNECT-like handler: answers 200, then echoes raw bytes through
+    // connection_stream(), which returns what was pipelined after the head.
+    serve({}, [](HTTPServer* s) {
+        s->add_handler({+[](void*, Request& req, Response& resp, std::string_view) -> int {
+                            ISocketStream* conn = connection_stream(req);
+                            if (!conn) return -1;
+                            resp.headers.content_length(0);
+                            if (resp.send() < 0) return -1;
+                            char buf[256];
+                            ssize_t n;
+                            while ((n = conn->recv(buf, sizeof(buf))) > 0)
+                                if (conn->write(buf, n) != n) return -1;
+                            return 0;
+                        },
+                        nullptr});
+    });
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("CONNECT", "example.com:443") + "early"));
+    ASSERT_EQ(200, c.get(nullptr, Verb::CONNECT));
+    std::string got;
+    ASSERT_FALSE(c.closed(kLongUs, &got));
+    EXPECT_EQ("early", got);
+    ASSERT_TRUE(c.send("GET / HTTP/1.1\r\n\r\n"));  // not parsed: tunnelled
+    got.clear();
+    ASSERT_FALSE(c.closed(kLongUs, &got));
+    EXPECT_EQ("GET / HTTP/1.1\r\n\r\n", got);
+    c.stream()->shutdown(ShutdownHow::Write);
+    EXPECT_TRUE(c.closed());
+    Request foreign;
+    EXPECT_EQ(nullptr, connection_stream(foreign));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(HttpServer);
