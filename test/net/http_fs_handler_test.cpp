@@ -1,0 +1,1119 @@
+// new_fs_handler over both event engines: files under a localfs (each I/O
+// engine) and under a test fs whose files expose their fd (sendfile path) or
+// hide it (copy path); status codes, validators and conditionals, ranges,
+// path decoding and escapes, keep-alive, pipelining and TLS. The handler is
+// driven by a small request loop over the message layer, and through
+// new_http_server with curl.
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <photon/common/alog.h>
+#include <photon/fs/localfs.h>
+#include <photon/net/http/message.h>
+#include <photon/net/http/server.h>
+#include <photon/net/security-context/tls-stream.h>
+#include <photon/net/socket.h>
+#include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
+
+#include "../../net/http/http_date.h"
+#include "../../net/http/mime_types.h"
+#include "../fs/fs_test_util.h"
+#include "../io/engine_fixture.h"
+#include "net_test_util.h"
+#include "tls_test_util.h"
+
+using namespace photon;
+using namespace photon::net;
+using namespace photon::net::http;
+using namespace photon_test;
+
+namespace {
+
+const uint64_t kLongUs = 20'000'000;
+
+// ---- a file system whose files expose their fd, or hide it -----------------
+
+class fd_file : public fs::IFile, public fs::IFileXAttr {
+public:
+    fd_file(int fd, bool expose, bool eagain = false)
+        : fd_(fd), expose_(expose), eagain_(eagain), f_(fs::new_localfile_adaptor(fd)) {}
+    fs::IFileSystem* filesystem() override { return nullptr; }
+    Object* get_underlay_object(int) override {
+        if (expose_) return (Object*)(intptr_t)fd_;
+        errno = ENOSYS;
+        return nullptr;
+    }
+    int close() override { return f_->close(); }
+    ssize_t read(void* b, size_t n) override { return f_->read(b, n); }
+    ssize_t readv(const iovec* v, int n) override { return f_->readv(v, n); }
+    ssize_t write(const void* b, size_t n) override { return f_->write(b, n); }
+    ssize_t writev(const iovec* v, int n) override { return f_->writev(v, n); }
+    ssize_t pread(void* b, size_t n, off_t o) override {
+        preads++;
+        if (eagain_) {
+            errno = EAGAIN;
+            return -1;
+        }
+        return f_->pread(b, n, o);
+    }
+    ssize_t pwrite(const void* b, size_t n, off_t o) override { return f_->pwrite(b, n, o); }
+    ssize_t preadv(const iovec* v, int n, off_t o) override { return f_->preadv(v, n, o); }
+    ssize_t pwritev(const iovec* v, int n, off_t o) override { return f_->pwritev(v, n, o); }
+    off_t lseek(off_t o, int w) override { return f_->lseek(o, w); }
+    int fsync() override { return f_->fsync(); }
+    int fdatasync() override { return f_->fdatasync(); }
+    int fchmod(mode_t m) override { return f_->fchmod(m); }
+    int fchown(uid_t u, gid_t g) override { return f_->fchown(u, g); }
+    int fstat(struct stat* st) override { return f_->fstat(st); }
+    int ftruncate(off_t l) override { return f_->ftruncate(l); }
+    ssize_t fgetxattr(const char*, void*, size_t) override { return enosys(); }
+    ssize_t flistxattr(char*, size_t) override { return enosys(); }
+    int fsetxattr(const char*, const void*, size_t, int) override { return enosys(); }
+    int fremovexattr(const char*) override { return enosys(); }
+
+    static inline int preads = 0;
+
+private:
+    static int enosys() {
+        errno = ENOSYS;
+        return -1;
+    }
+    int fd_;
+    bool expose_, eagain_;
+    std::unique_ptr<fs::IFile> f_;
+};
+
+// Opens under a root directory with openat (the escape tests use the real
+// subfs); everything else is ENOSYS. eagain: reads of files opened
+// O_NONBLOCK fail with EAGAIN, as io_uring's do on older kernels on a page
+// cache miss.
+class fd_fs : public fs::IFileSystem {
+public:
+    fd_fs(const std::string& root, bool expose, bool eagain = false)
+        : root_(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+          expose_(expose),
+          eagain_(eagain) {}
+    ~fd_fs() override { ::close(root_); }
+
+    fs::IFile* open(const char* path, int flags) override {
+        opens++;
+        while (*path == '/') path++;
+        int fd = ::openat(root_, *path ? path : ".", flags);
+        return fd < 0 ? nullptr : new fd_file(fd, expose_, eagain_ && (flags & O_NONBLOCK));
+    }
+    fs::IFile* open(const char* path, int flags, mode_t) override { return open(path, flags); }
+    UNIMPLEMENTED_POINTER(fs::IFile* creat(const char*, mode_t) override)
+    UNIMPLEMENTED(int mkdir(const char*, mode_t) override)
+    UNIMPLEMENTED(int rmdir(const char*) override)
+    UNIMPLEMENTED(int symlink(const char*, const char*) override)
+    UNIMPLEMENTED(ssize_t readlink(const char*, char*, size_t) override)
+    UNIMPLEMENTED(int link(const char*, const char*) override)
+    UNIMPLEMENTED(int rename(const char*, const char*) override)
+    UNIMPLEMENTED(int unlink(const char*) override)
+    UNIMPLEMENTED(int chmod(const char*, mode_t) override)
+    UNIMPLEMENTED(int chown(const char*, uid_t, gid_t) override)
+    UNIMPLEMENTED(int lchown(const char*, uid_t, gid_t) override)
+    UNIMPLEMENTED(int statfs(const char*, struct statfs*) override)
+    UNIMPLEMENTED(int statvfs(const char*, struct statvfs*) override)
+    int stat(const char* path, struct stat* st) override {
+        stats++;
+        while (*path == '/') path++;
+        return ::fstatat(root_, *path ? path : ".", st, 0);
+    }
+    UNIMPLEMENTED(int lstat(const char*, struct stat*) override)
+    UNIMPLEMENTED(int access(const char*, int) override)
+    UNIMPLEMENTED(int truncate(const char*, off_t) override)
+    UNIMPLEMENTED(int utime(const char*, const struct utimbuf*) override)
+    UNIMPLEMENTED(int utimes(const char*, const struct timeval*) override)
+    UNIMPLEMENTED(int lutimes(const char*, const struct timeval*) override)
+    UNIMPLEMENTED(int mknod(const char*, mode_t, dev_t) override)
+    UNIMPLEMENTED(int syncfs() override)
+    UNIMPLEMENTED_POINTER(fs::DIR* opendir(const char*) override)
+
+    static inline int opens = 0, stats = 0;
+
+private:
+    int root_;
+    bool expose_, eagain_;
+};
+
+// ---- a socket stream that counts what the handler sends through it --------
+
+struct counters {
+    int writes = 0, sendfiles = 0;
+    uint64_t sendfile_bytes = 0;
+};
+
+class counting_stream : public ISocketStream {
+public:
+    counting_stream(ISocketStream* s, counters* c) : s_(s), c_(c) {}
+    int close() override { return 0; }
+    ssize_t read(void* b, size_t n) override { return s_->read(b, n); }
+    ssize_t readv(const iovec* v, int n) override { return s_->readv(v, n); }
+    ssize_t write(const void* b, size_t n) override { return c_->writes++, s_->write(b, n); }
+    ssize_t writev(const iovec* v, int n) override { return c_->writes++, s_->writev(v, n); }
+    ssize_t recv(void* b, size_t n, int f) override { return s_->recv(b, n, f); }
+    ssize_t recv(const iovec* v, int n, int f) override { return s_->recv(v, n, f); }
+    ssize_t send(const void* b, size_t n, int f) override {
+        return c_->writes++, s_->send(b, n, f);
+    }
+    ssize_t send(const iovec* v, int n, int f) override { return c_->writes++, s_->send(v, n, f); }
+    ssize_t sendfile(int fd, off_t off, size_t n) override {
+        c_->sendfiles++;
+        ssize_t r = s_->sendfile(fd, off, n);
+        if (r > 0) c_->sendfile_bytes += (uint64_t)r;
+        return r;
+    }
+    Object* get_underlay_object(uint64_t r) override { return s_->get_underlay_object(r); }
+    int setsockopt(int l, int o, const void* v, socklen_t n) override {
+        return s_->setsockopt(l, o, v, n);
+    }
+    int getsockopt(int l, int o, void* v, socklen_t* n) override {
+        return s_->getsockopt(l, o, v, n);
+    }
+    int getsockname(EndPoint& a) override { return s_->getsockname(a); }
+    int getpeername(EndPoint& a) override { return s_->getpeername(a); }
+    int getsockname(char* p, size_t n) override { return s_->getsockname(p, n); }
+    int getpeername(char* p, size_t n) override { return s_->getpeername(p, n); }
+
+private:
+    ISocketStream* s_;
+    counters* c_;
+};
+
+// ---- the request loop and a client -----------------------------------------
+
+// Serves each connection with `handler` through the message layer, the
+// handler's pattern being "" (remain = the path, or the whole target).
+class loop_server {
+public:
+    loop_server(HTTPHandler* handler, ISocketServer* server) : handler_(handler), srv_(server) {}
+    ~loop_server() { srv_->terminate(); }
+    int start() {
+        srv_->set_handler({this, &loop_server::serve});
+        if (srv_->bind_v4localhost(0) < 0 || srv_->listen() < 0) return -1;
+        return srv_->start_loop(false);
+    }
+    EndPoint ep() { return srv_->getsockname(); }
+
+    counters counts;
+    bool remain_is_target = false;  // pass the query too
+
+private:
+    int serve(ISocketStream* s) {
+        counting_stream cs(s, &counts);
+        InputBuffer in(&cs);
+        Request req;
+        Response resp;
+        req.reset(&in, &cs);
+        while (req.receive_header() == 0) {
+            resp.reset(&in, &cs);
+            resp.for_request(req.verb(), req.minor_version());
+            std::string_view remain = remain_is_target ? req.target() : req.abs_path();
+            if (handler_->handle_request(req, resp, remain) < 0 || resp.send() < 0) break;
+            if (!req.keep_alive()) break;
+        }
+        return 0;
+    }
+
+    HTTPHandler* handler_;
+    std::unique_ptr<ISocketServer> srv_;
+};
+
+struct reply {
+    int status = 0;
+    Headers headers;
+    std::string body;
+    std::string_view operator[](std::string_view name) const { return headers[name]; }
+};
+
+// One keep-alive connection; requests are written raw.
+class client {
+public:
+    client(ISocketClient* c, EndPoint ep) : cli_(c) {
+        cli_->timeout(kLongUs);
+        s_.reset(cli_->connect(ep));
+        in_.reset(s_.get());
+    }
+    bool connected() const { return s_ != nullptr; }
+
+    // Sends `raw` (any number of requests) as is.
+    bool send_raw(std::string_view raw) {
+        return s_->write(raw.data(), raw.size()) == (ssize_t)raw.size();
+    }
+    // Reads one response to a request of verb v.
+    bool receive(reply* r, Verb v = Verb::GET) {
+        Response resp;
+        resp.reset(&in_, s_.get());
+        if (resp.receive_header(v) < 0) return false;
+        r->status = resp.status_code();
+        r->headers = resp.headers;
+        r->body.clear();
+        char buf[65536];
+        ssize_t n;
+        while ((n = resp.read(buf, sizeof(buf))) > 0) r->body.append(buf, n);
+        return n == 0;
+    }
+    reply get(const std::string& target, const std::string& extra = "", Verb v = Verb::GET) {
+        std::string verb = v == Verb::GET ? "GET" : v == Verb::HEAD ? "HEAD" : "POST";
+        reply r;
+        r.status = -1;
+        std::string req = verb + " " + target + " HTTP/1.1\r\nHost: t\r\n" + extra + "\r\n";
+        if (!send_raw(req) || !receive(&r, v)) r.status = -1;
+        return r;
+    }
+
+private:
+    std::unique_ptr<ISocketClient> cli_;
+    std::unique_ptr<ISocketStream> s_;
+    InputBuffer in_;
+};
+
+// ---- the tree served -------------------------------------------------------
+
+const size_t kBig = 8 * 1024 * 1024 + 123;
+
+struct tree {
+    scratch_dir dir;
+    std::string root;
+    std::string small = "hello, world\n";
+    std::string k4 = pattern(4096, 4);
+    std::string k100 = pattern(100 * 1024, 100);
+    std::string big = pattern(kBig, 8);
+    bool ok = false;
+
+    tree() : root(dir / "www") {
+        auto put = [&](const std::string& name, const std::string& data) {
+            FILE* f = fopen((root + "/" + name).c_str(), "wb");
+            if (!f) return false;
+            bool w = fwrite(data.data(), 1, data.size(), f) == data.size();
+            return fclose(f) == 0 && w;
+        };
+        ok = !dir.path().empty() && ::mkdir(root.c_str(), 0755) == 0 &&
+             ::mkdir((root + "/dir").c_str(), 0755) == 0 &&
+             ::mkdir((root + "/noindex").c_str(), 0755) == 0 &&
+             put("index.html", "<h1>root</h1>") && put("a.txt", small) && put("4k.bin", k4) &&
+             put("100k.bin", k100) && put("big.bin", big) && put("empty", "") &&
+             put("UPPER.HTML", "<p>") && put("dir/index.html", "<h1>dir</h1>") &&
+             put("noindex/x.txt", "x") && put("secret.txt", "secret") &&
+             put("sp ace.txt", "space") && ::chmod((root + "/secret.txt").c_str(), 0) == 0 &&
+             ::mkfifo((root + "/fifo").c_str(), 0644) == 0 &&
+             ::symlink("../outside.txt", (root + "/escape_rel").c_str()) == 0 &&
+             ::symlink((dir / "outside.txt").c_str(), (root + "/escape_abs").c_str()) == 0 &&
+             ::symlink("a.txt", (root + "/link.txt").c_str()) == 0;
+        FILE* f = fopen((dir / "outside.txt").c_str(), "wb");
+        ok = ok && f && fputs("OUTSIDE", f) >= 0 && fclose(f) == 0;
+    }
+};
+
+struct fs_kind {
+    std::string name;
+    std::function<fs::IFileSystem*(const std::string& root)> make;
+};
+
+std::vector<fs_kind> fs_kinds(bool with_localfs = true) {
+    std::vector<fs_kind> v = {
+        {"fd", [](const std::string& r) { return (fs::IFileSystem*)new fd_fs(r, true); }},
+        {"nofd", [](const std::string& r) { return (fs::IFileSystem*)new fd_fs(r, false); }},
+    };
+    if (!with_localfs) return v;
+    int engines[] = {fs::ioengine_psync, fs::ioengine_iouring, fs::ioengine_posixaio,
+                     fs::ioengine_libaio};
+    for (int e : engines)
+        v.push_back({std::string("localfs-") + io_engine_name(e),
+                     [e](const std::string& r) { return fs::new_localfs_adaptor(r.c_str(), e); }});
+    return v;
+}
+
+class FsHandler : public EngineTest {
+protected:
+    void SetUp() override {
+        EngineTest::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
+        set_log_output_level(ALOG_ERROR);
+        t.reset(new tree);
+        ASSERT_TRUE(t->ok) << "could not build the test tree";
+    }
+    void TearDown() override {
+        server.reset();
+        handler.reset();
+        fs.reset();
+        t.reset();
+        EngineTest::TearDown();
+    }
+
+    // Serves fs (owned) with a fresh handler on a plain TCP loop server.
+    void serve(fs::IFileSystem* f, ISocketServer* srv = nullptr) {
+        server.reset();
+        handler.reset();
+        fs.reset(f);
+        ASSERT_NE(nullptr, f) << strerror(errno);
+        handler.reset(new_fs_handler(f));
+        ASSERT_NE(nullptr, handler);
+        server.reset(new loop_server(handler.get(), srv ? srv : new_tcp_socket_server()));
+        ASSERT_EQ(0, server->start());
+    }
+    std::unique_ptr<client> connect() {
+        return std::unique_ptr<client>(new client(new_tcp_socket_client(), server->ep()));
+    }
+    bool libaio_unusable(const fs_kind& k) {
+        return k.name == "localfs-libaio" && t->dir.on_tmpfs();
+    }
+
+    std::unique_ptr<tree> t;
+    std::unique_ptr<fs::IFileSystem> fs;
+    std::unique_ptr<HTTPHandler> handler;
+    std::unique_ptr<loop_server> server;
+};
+
+std::string lm_of(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) < 0) return "";
+    char buf[kHttpDateLength];
+    format_http_date(st.st_mtim.tv_sec, buf);
+    return std::string(buf, sizeof(buf));
+}
+
+}  // namespace
+
+// ---- pure helpers ----------------------------------------------------------
+
+TEST(HttpDate, FormatsImfFixdate) {
+    char buf[kHttpDateLength];
+    format_http_date(784111777, buf);
+    EXPECT_EQ("Sun, 06 Nov 1994 08:49:37 GMT", std::string(buf, sizeof(buf)));
+    format_http_date(0, buf);
+    EXPECT_EQ("Thu, 01 Jan 1970 00:00:00 GMT", std::string(buf, sizeof(buf)));
+    format_http_date(951782400, buf);  // a leap day of a century leap year
+    EXPECT_EQ("Tue, 29 Feb 2000 00:00:00 GMT", std::string(buf, sizeof(buf)));
+}
+
+TEST(HttpDate, AgreesWithGmtimeOverManyYears) {
+    char buf[kHttpDateLength], ref[64];
+    for (time_t t = 0; t < 4'200'000'000; t += 86'399 * 37 + 1234) {
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(ref, sizeof(ref), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        format_http_date(t, buf);
+        ASSERT_EQ(std::string(ref), std::string(buf, sizeof(buf))) << t;
+        time_t back = -1;
+        ASSERT_TRUE(parse_http_date(std::string_view(buf, sizeof(buf)), &back)) << ref;
+        ASSERT_EQ(t, back) << ref;
+    }
+}
+
+TEST(HttpDate, ParsesTheThreeFormsAndRejectsTheRest) {
+    time_t t = 0;
+    EXPECT_TRUE(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", &t));
+    EXPECT_EQ(784111777, t);
+    t = 0;
+    EXPECT_TRUE(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT", &t));
+    EXPECT_EQ(784111777, t);
+    t = 0;
+    EXPECT_TRUE(parse_http_date("Sun Nov  6 08:49:37 1994", &t));
+    EXPECT_EQ(784111777, t);
+    const char* bad[] = {
+        "",
+        "Sun, 06 Nov 1994 08:49:37",        // no GMT
+        "Sun, 06 Nov 1994 08:49:37 UTC",    // not GMT
+        "Sun, 6 Nov 1994 08:49:37 GMT",     // one-digit day
+        "Sun, 30 Feb 1994 08:49:37 GMT",    // no such day
+        "Sun, 29 Feb 1900 08:49:37 GMT",    // 1900 is no leap year
+        "Sun, 06 Nov 1994 24:00:00 GMT",    // hour
+        "Xyz, 06 Nov 1994 08:49:37 GMT",    // day name
+        "Sun, 06 Now 1994 08:49:37 GMT",    // month
+        " Sun, 06 Nov 1994 08:49:37 GMT",   // leading space
+        "Sun, 06 Nov 1994 08:49:37 GMT ",   // trailing space
+        "Sun Nov 6 08:49:37 1994",          // asctime day needs two places
+        "Sunday, 06-Nov-1994 08:49:37 GMT"  // RFC 850 has two-digit years
+    };
+    for (const char* b : bad) EXPECT_FALSE(parse_http_date(b, &t)) << b;
+}
+
+TEST(MimeType, MapsCommonExtensionsCaseInsensitively) {
+    EXPECT_EQ("text/html; charset=utf-8", mime_type("/a/index.html"));
+    EXPECT_EQ("text/html; charset=utf-8", mime_type("/A.HTM"));
+    EXPECT_EQ("text/css; charset=utf-8", mime_type("/s.css"));
+    EXPECT_EQ("text/javascript; charset=utf-8", mime_type("/app.min.js"));
+    EXPECT_EQ("application/json", mime_type("/d.json"));
+    EXPECT_EQ("text/plain; charset=utf-8", mime_type("/r.txt"));
+    EXPECT_EQ("image/png", mime_type("/i.PNG"));
+    EXPECT_EQ("image/jpeg", mime_type("/i.jpg"));
+    EXPECT_EQ("image/jpeg", mime_type("/i.jpeg"));
+    EXPECT_EQ("image/gif", mime_type("/i.gif"));
+    EXPECT_EQ("image/svg+xml", mime_type("/i.svg"));
+    EXPECT_EQ("image/vnd.microsoft.icon", mime_type("/favicon.ico"));
+    EXPECT_EQ("application/wasm", mime_type("/m.wasm"));
+    EXPECT_EQ("application/pdf", mime_type("/d.pdf"));
+    EXPECT_EQ("application/xml", mime_type("/d.xml"));
+    EXPECT_EQ("video/mp4", mime_type("/v.mp4"));
+    EXPECT_EQ("font/woff2", mime_type("/f.woff2"));
+    EXPECT_EQ("application/octet-stream", mime_type("/f.unknownext"));
+    EXPECT_EQ("application/octet-stream", mime_type("/Makefile"));
+    EXPECT_EQ("application/octet-stream", mime_type("/dir.html/file"));
+    EXPECT_EQ("application/octet-stream", mime_type("/trailing."));
+    EXPECT_EQ("application/octet-stream", mime_type("/x.averyveryverylongextension"));
+}
+
+TEST(FsHandlerFactory, RefusesANullFileSystem) {
+    errno = 0;
+    EXPECT_EQ(nullptr, new_fs_handler(nullptr));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+// ---- through the request loop ----------------------------------------------
+
+TEST_P(FsHandler, ServesFilesWithTypeLengthAndValidatorsUnderEveryFs) {
+    for (auto& k : fs_kinds()) {
+        if (libaio_unusable(k)) continue;
+        SCOPED_TRACE(k.name);
+        serve(k.make(t->root));
+        auto c = connect();
+        ASSERT_TRUE(c->connected());
+        struct {
+            const char* path;
+            const std::string& data;
+            const char* type;
+        } files[] = {
+            {"/a.txt", t->small, "text/plain; charset=utf-8"},
+            {"/4k.bin", t->k4, "application/octet-stream"},
+            {"/100k.bin", t->k100, "application/octet-stream"},
+            {"/big.bin", t->big, "application/octet-stream"},
+        };
+        for (auto& f : files) {
+            SCOPED_TRACE(f.path);
+            reply r = c->get(f.path);  // all on one keep-alive connection
+            ASSERT_EQ(200, r.status);
+            EXPECT_TRUE(r.body == f.data) << "body differs, size " << r.body.size();
+            EXPECT_EQ(std::to_string(f.data.size()), r["Content-Length"]);
+            EXPECT_EQ(f.type, r["Content-Type"]);
+            EXPECT_EQ("bytes", r["Accept-Ranges"]);
+            EXPECT_EQ(lm_of(t->root + f.path), r["Last-Modified"]);
+            std::string_view etag = r["ETag"];
+            EXPECT_TRUE(etag.size() > 2 && etag.front() == '"' && etag.back() == '"') << etag;
+
+            reply h = c->get(f.path, "", Verb::HEAD);
+            ASSERT_EQ(200, h.status);
+            EXPECT_EQ("", h.body);
+            EXPECT_EQ(r["Content-Length"], h["Content-Length"]);
+            EXPECT_EQ(r["ETag"], h["ETag"]);
+            EXPECT_EQ(r["Content-Type"], h["Content-Type"]);
+        }
+        reply e = c->get("/empty");
+        EXPECT_EQ(200, e.status);
+        EXPECT_EQ("0", e["Content-Length"]);
+        EXPECT_EQ("", e.body);
+    }
+}
+
+TEST_P(FsHandler, SendsASmallFileWithItsHeadInOneWrite) {
+    for (auto& k : fs_kinds(false)) {
+        SCOPED_TRACE(k.name);
+        serve(k.make(t->root));
+        auto c = connect();
+        server->counts = {};
+        reply r = c->get("/4k.bin");
+        ASSERT_EQ(200, r.status);
+        EXPECT_TRUE(r.body == t->k4);
+        EXPECT_EQ(1, server->counts.writes);
+        EXPECT_EQ(0, server->counts.sendfiles);
+    }
+}
+
+TEST_P(FsHandler, SendsALargeFileBySendfileOnlyWhenTheFileHasAnFd) {
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    server->counts = {};
+    reply r = c->get("/big.bin");
+    ASSERT_EQ(200, r.status);
+    EXPECT_TRUE(r.body == t->big);
+    EXPECT_EQ(1, server->counts.sendfiles);
+    EXPECT_EQ(kBig, server->counts.sendfile_bytes);
+    EXPECT_EQ(1, server->counts.writes);  // the head, with MSG_MORE
+
+    server->counts = {};
+    r = c->get("/100k.bin", "Range: bytes=1000-99999\r\n");
+    ASSERT_EQ(206, r.status);
+    EXPECT_TRUE(r.body == t->k100.substr(1000, 99000));
+    EXPECT_EQ(1, server->counts.sendfiles);
+    EXPECT_EQ(99000u, server->counts.sendfile_bytes);
+
+    serve(new fd_fs(t->root, false));
+    c = connect();
+    server->counts = {};
+    fd_file::preads = 0;
+    r = c->get("/big.bin");
+    ASSERT_EQ(200, r.status);
+    EXPECT_TRUE(r.body == t->big);
+    EXPECT_EQ(0, server->counts.sendfiles);
+    EXPECT_EQ((int)(kBig / 65536 + 1), fd_file::preads);  // aligned 64 KiB windows
+}
+
+// Local files answer get_underlay_object with their fd (as PhotonLibOS's
+// do): then their bodies go by sendfile and they are kept open.
+TEST_P(FsHandler, LocalfsFilesGoBySendfileWhenTheyExposeTheirFd) {
+    std::unique_ptr<fs::IFileSystem> probe(fs::new_localfs_adaptor(t->root.c_str()));
+    ASSERT_NE(nullptr, probe);
+    std::unique_ptr<fs::IFile> f(probe->open("/big.bin", O_RDONLY));
+    ASSERT_NE(nullptr, f);
+    errno = 0;
+    if (!f->get_underlay_object(0) && errno)
+        GTEST_SKIP() << "local files do not expose their fd (get_underlay_object)";
+    for (int e : {fs::ioengine_psync, fs::ioengine_iouring, fs::ioengine_posixaio}) {
+        SCOPED_TRACE(io_engine_name(e));
+        serve(fs::new_localfs_adaptor(t->root.c_str(), e));
+        auto c = connect();
+        server->counts = {};
+        reply r = c->get("/big.bin");
+        ASSERT_EQ(200, r.status);
+        EXPECT_TRUE(r.body == t->big);
+        EXPECT_EQ(1, server->counts.sendfiles);
+        EXPECT_EQ(kBig, server->counts.sendfile_bytes);
+    }
+}
+
+TEST_P(FsHandler, AnswersRanges) {
+    for (auto& k : fs_kinds()) {
+        if (libaio_unusable(k)) continue;
+        SCOPED_TRACE(k.name);
+        serve(k.make(t->root));
+        auto c = connect();
+        const std::string& d = t->k100;
+        std::string size = std::to_string(d.size());
+        struct {
+            const char* range;
+            size_t first, last;
+        } ok[] = {
+            {"bytes=0-0", 0, 0},
+            {"bytes=10-19", 10, 19},
+            {"bytes=100000-", 100000, d.size() - 1},
+            {"bytes=-10", d.size() - 10, d.size() - 1},
+            {"bytes=-999999", 0, d.size() - 1},  // longer than the file: all of it
+            {"bytes=5-999999999999999999999", 5, d.size() - 1},
+            {"BYTES=7-8", 7, 8},                // the unit is case-insensitive
+            {"bytes=4097-70000", 4097, 70000},  // unaligned, across read windows
+            {"bytes= 3-4 ,", 3, 4},             // OWS and empty list elements
+        };
+        for (auto& o : ok) {
+            SCOPED_TRACE(o.range);
+            reply r = c->get("/100k.bin", std::string("Range: ") + o.range + "\r\n");
+            ASSERT_EQ(206, r.status);
+            EXPECT_TRUE(r.body == d.substr(o.first, o.last - o.first + 1));
+            EXPECT_EQ(std::to_string(o.last - o.first + 1), r["Content-Length"]);
+            EXPECT_EQ(
+                "bytes " + std::to_string(o.first) + "-" + std::to_string(o.last) + "/" + size,
+                r["Content-Range"]);
+        }
+        for (const char* bad : {"bytes=200000-", "bytes=-0", "bytes=102400-102400"}) {
+            SCOPED_TRACE(bad);
+            reply r = c->get("/100k.bin", std::string("Range: ") + bad + "\r\n");
+            EXPECT_EQ(416, r.status);
+            EXPECT_EQ("bytes */" + size, r["Content-Range"]);
+            EXPECT_EQ("0", r["Content-Length"]);
+        }
+        // Ignored: malformed, other units, several ranges, decreasing.
+        for (const char* ign : {"bytes=abc", "items=0-1", "bytes=5-1", "bytes=0-1,5-6", "bytes=1",
+                                "bytes=-", "bytes=--1", "bytes=+1-2", "bytes 0-1", "bytes = 0-1"}) {
+            SCOPED_TRACE(ign);
+            reply r = c->get("/100k.bin", std::string("Range: ") + ign + "\r\n");
+            EXPECT_EQ(200, r.status);
+            EXPECT_TRUE(r.body == d);
+        }
+        // An empty file has no satisfiable range.
+        EXPECT_EQ(416, c->get("/empty", "Range: bytes=0-\r\n").status);
+        // HEAD: Range is for GET only.
+        reply h = c->get("/100k.bin", "Range: bytes=0-9\r\n", Verb::HEAD);
+        EXPECT_EQ(200, h.status);
+        EXPECT_EQ(size, h["Content-Length"]);
+    }
+}
+
+TEST_P(FsHandler, IfRangeGuardsTheRange) {
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    reply full = c->get("/a.txt");
+    ASSERT_EQ(200, full.status);
+    std::string etag(full["ETag"]), lm(full["Last-Modified"]);
+    auto ranged = [&](const std::string& if_range) {
+        return c->get("/a.txt", "Range: bytes=0-4\r\nIf-Range: " + if_range + "\r\n");
+    };
+    reply r = ranged(etag);
+    EXPECT_EQ(206, r.status);
+    EXPECT_EQ("hello", r.body);
+    EXPECT_EQ(206, ranged(lm).status);
+    EXPECT_EQ(200, ranged("\"other\"").status);
+    EXPECT_EQ(200, ranged("W/" + etag).status);  // weak tags never match If-Range
+    EXPECT_EQ(200, ranged("Sun, 06 Nov 1994 08:49:37 GMT").status);
+    EXPECT_EQ(200, ranged("garbage").status);
+}
+
+TEST_P(FsHandler, AnswersConditionalsWith304) {
+    for (auto& k : fs_kinds(false)) {
+        SCOPED_TRACE(k.name);
+        serve(k.make(t->root));
+        auto c = connect();
+        reply full = c->get("/4k.bin");
+        ASSERT_EQ(200, full.status);
+        std::string etag(full["ETag"]), lm(full["Last-Modified"]);
+        auto expect_304 = [&](const std::string& hdr, Verb v = Verb::GET) {
+            SCOPED_TRACE(hdr);
+            reply r = c->get("/4k.bin", hdr + "\r\n", v);
+            EXPECT_EQ(304, r.status);
+            EXPECT_EQ("", r.body);
+            EXPECT_EQ(etag, r["ETag"]);
+            EXPECT_EQ(lm, r["Last-Modified"]);
+            EXPECT_FALSE(r.headers.has("Content-Length"));
+        };
+        auto expect_200 = [&](const std::string& hdr) {
+            SCOPED_TRACE(hdr);
+            reply r = c->get("/4k.bin", hdr + "\r\n");
+            EXPECT_EQ(200, r.status);
+            EXPECT_TRUE(r.body == t->k4);
+        };
+        expect_304("If-None-Match: " + etag);
+        expect_304("If-None-Match: " + etag, Verb::HEAD);
+        expect_304("If-None-Match: W/" + etag);  // weak comparison
+        expect_304("If-None-Match: \"a\", \"b,c\" ,W/" + etag);
+        expect_304("If-None-Match: \"a\"\r\nIf-None-Match: " + etag);  // split over lines
+        expect_304("If-None-Match: *");
+        expect_304("If-Modified-Since: " + lm);
+        expect_304("If-Modified-Since: Fri, 31 Dec 2100 23:59:59 GMT");
+        expect_200("If-None-Match: \"nope\"");
+        expect_200("If-None-Match: \"a\", \"b\"");
+        // If-None-Match decides alone when present.
+        expect_200("If-None-Match: \"nope\"\r\nIf-Modified-Since: " + lm);
+        expect_200("If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT");
+        expect_200("If-Modified-Since: not a date");
+
+        time_t mtime;
+        ASSERT_TRUE(parse_http_date(lm, &mtime));
+        char other[kHttpDateLength];
+        struct tm tm;
+        gmtime_r(&mtime, &tm);
+        char rfc850[64], asct[64];
+        strftime(rfc850, sizeof(rfc850), "%A, %d-%b-%y %H:%M:%S GMT", &tm);
+        strftime(asct, sizeof(asct), "%a %b %e %H:%M:%S %Y", &tm);
+        expect_304(std::string("If-Modified-Since: ") + rfc850);
+        expect_304(std::string("If-Modified-Since: ") + asct);
+        format_http_date(mtime - 1, other);
+        expect_200("If-Modified-Since: " + std::string(other, sizeof(other)));
+    }
+}
+
+TEST_P(FsHandler, TheEtagChangesWithTheFile) {
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    std::string before(c->get("/a.txt")["ETag"]);
+    {
+        FILE* f = fopen((t->root + "/a.txt").c_str(), "ab");
+        ASSERT_TRUE(f);
+        fputs("more", f);
+        fclose(f);
+    }
+    // Until the entry is checked again the cached state (and bytes) stand.
+    EXPECT_EQ(t->small, c->get("/a.txt").body);
+    photon::thread_usleep(1'100'000);  // past open_file_cache::kValidUs
+    reply r = c->get("/a.txt", "If-None-Match: " + before + "\r\n");
+    EXPECT_EQ(200, r.status);
+    EXPECT_EQ(t->small + "more", r.body);
+    EXPECT_NE(before, r["ETag"]);
+}
+
+TEST_P(FsHandler, KeepsFilesWithAnFdOpenAcrossRequests) {
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    fd_fs::opens = fd_fs::stats = 0;
+    for (int i = 0; i < 10; i++) {
+        reply r = c->get(i % 2 ? "/4k.bin" : "/100k.bin");
+        ASSERT_EQ(200, r.status);
+        EXPECT_TRUE(r.body == (i % 2 ? t->k4 : t->k100));
+    }
+    EXPECT_EQ(2, fd_fs::opens);  // one per file
+    // Without an fd nothing is kept: an open per request.
+    serve(new fd_fs(t->root, false));
+    c = connect();
+    fd_fs::opens = 0;
+    for (int i = 0; i < 4; i++) EXPECT_EQ(200, c->get("/4k.bin").status);
+    EXPECT_EQ(4, fd_fs::opens);
+}
+
+TEST_P(FsHandler, SeesAFileReplacedOrRemovedAfterTheCacheWindow) {
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    ASSERT_EQ(t->small, c->get("/a.txt").body);
+    std::string tmp = t->root + "/a.txt.new";
+    FILE* f = fopen(tmp.c_str(), "wb");
+    ASSERT_TRUE(f);
+    fputs("replaced\n", f);
+    fclose(f);
+    ASSERT_EQ(0, ::rename(tmp.c_str(), (t->root + "/a.txt").c_str()));
+    photon::thread_usleep(1'100'000);  // past open_file_cache::kValidUs
+    reply r = c->get("/a.txt");
+    EXPECT_EQ(200, r.status);
+    EXPECT_EQ("replaced\n", r.body);
+    ASSERT_EQ(0, ::unlink((t->root + "/a.txt").c_str()));
+    photon::thread_usleep(1'100'000);
+    EXPECT_EQ(404, c->get("/a.txt").status);
+}
+
+TEST_P(FsHandler, MapsPathsAndErrorsToStatuses) {
+    for (auto& k : fs_kinds()) {
+        if (libaio_unusable(k)) continue;
+        bool real_subfs = k.name.rfind("localfs", 0) == 0;
+        SCOPED_TRACE(k.name);
+        serve(k.make(t->root));
+        auto c = connect();
+        struct {
+            const char* target;
+            int status;
+            const char* body;  // nullptr: not checked
+        } cases[] = {
+            {"/", 200, "<h1>root</h1>"},
+            {"/index.html", 200, "<h1>root</h1>"},
+            {"/dir/", 200, "<h1>dir</h1>"},
+            {"/dir/./", 200, "<h1>dir</h1>"},
+            {"/noindex/", 403, nullptr},
+            {"/missing", 404, nullptr},
+            {"/a.txt/x", 404, nullptr},  // ENOTDIR
+            {"/a.txt/", 404, nullptr},
+            {"/a.txt/.", 404, nullptr},
+            {"/a.txt?x=1&y=../../etc", 200, "hello, world\n"},
+            {"//a.txt", 200, "hello, world\n"},
+            {"/dir/../a.txt", 200, "hello, world\n"},
+            {"/dir/%2e%2E/a.txt", 200, "hello, world\n"},
+            {"/%61.txt", 200, "hello, world\n"},
+            {"/dir%2Findex.html", 200, "<h1>dir</h1>"},
+            {"/sp%20ace.txt", 200, "space"},
+            {"/link.txt", 200, "hello, world\n"},
+            {"/..", 400, nullptr},
+            {"/../a.txt", 400, nullptr},
+            {"/%2e%2e/a.txt", 400, nullptr},
+            {"/dir/../../a.txt", 400, nullptr},
+            {"/dir/%2e%2e/%2E%2E/a.txt", 400, nullptr},
+            {"/..%2f..%2fa.txt", 400, nullptr},
+            {"/a.txt%00.html", 400, nullptr},
+            {"/%00", 400, nullptr},
+            {"/fifo", 403, nullptr},  // opened without blocking, then refused
+            {"/UPPER.HTML", 200, "<p>"},
+        };
+        for (auto& cs : cases) {
+            SCOPED_TRACE(cs.target);
+            reply r = c->get(cs.target);
+            ASSERT_EQ(cs.status, r.status);
+            if (cs.body) {
+                EXPECT_EQ(cs.body, r.body);
+            }
+            EXPECT_EQ(std::to_string(r.body.size()), r["Content-Length"]);
+        }
+        reply idx = c->get("/");
+        EXPECT_EQ("text/html; charset=utf-8", idx["Content-Type"]);
+        reply redir = c->get("/dir?q=1");
+        EXPECT_EQ(301, redir.status);
+        EXPECT_EQ("/dir/?q=1", redir["Location"]);
+        redir = c->get("//dir");
+        EXPECT_EQ(301, redir.status);
+        EXPECT_EQ("/dir/", redir["Location"]);  // never "//dir/": another host
+        // Symlinks out of the root: subfs resolves them inside it.
+        if (real_subfs) {
+            for (const char* esc : {"/escape_rel", "/escape_abs"}) {
+                reply r = c->get(esc);
+                EXPECT_EQ(404, r.status) << esc;
+                EXPECT_EQ(std::string::npos, r.body.find("OUTSIDE")) << esc;
+            }
+        }
+        if (geteuid() != 0) {
+            EXPECT_EQ(403, c->get("/secret.txt").status);
+        }
+        // Every answer kept the connection.
+        EXPECT_EQ(200, c->get("/a.txt").status);
+    }
+}
+
+TEST_P(FsHandler, TakesThePathAfterThePatternAndIgnoresTheQuery) {
+    serve(new fd_fs(t->root, true));
+    server->remain_is_target = true;
+    auto c = connect();
+    reply r = c->get("/a.txt?download=1");
+    EXPECT_EQ(200, r.status);
+    EXPECT_EQ(t->small, r.body);
+    // A pattern "/static/" leaves "a.txt": relative to the root all the same.
+    Request req;
+    Response resp;
+    std::string out;
+    class sink : public IStream {
+    public:
+        explicit sink(std::string* s) : s_(s) {}
+        int close() override { return 0; }
+        ssize_t read(void*, size_t) override { return 0; }
+        ssize_t readv(const iovec*, int) override { return 0; }
+        ssize_t write(const void* b, size_t n) override { return s_->append((const char*)b, n), n; }
+        ssize_t writev(const iovec* v, int n) override {
+            ssize_t t = 0;
+            for (int i = 0; i < n; i++) t += write(v[i].iov_base, v[i].iov_len);
+            return t;
+        }
+
+    private:
+        std::string* s_;
+    } s(&out);
+    InputBuffer in(&s);
+    resp.reset(&in, &s);
+    req.verb(Verb::GET);
+    ASSERT_EQ(0, handler->handle_request(req, resp, "a.txt"));
+    EXPECT_EQ(0, resp.send());
+    EXPECT_EQ(0u, out.find("HTTP/1.1 200 OK\r\n"));
+    EXPECT_NE(std::string::npos, out.find("\r\n\r\nhello, world\n"));
+}
+
+// io_uring fails reads of O_NONBLOCK files with EAGAIN on a page cache miss
+// (the handler opens with O_NONBLOCK so that a FIFO cannot block it).
+TEST_P(FsHandler, ReadsFilesThatAreNotInThePageCache) {
+    for (auto& k : fs_kinds()) {
+        if (libaio_unusable(k)) continue;
+        SCOPED_TRACE(k.name);
+        int fd = ::open((t->root + "/big.bin").c_str(), O_RDONLY);
+        ASSERT_GE(fd, 0);
+        EXPECT_EQ(0, ::fdatasync(fd));
+        EXPECT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+        ::close(fd);
+        serve(k.make(t->root));
+        auto c = connect();
+        reply r = c->get("/big.bin", "Range: bytes=10-300000\r\n");
+        ASSERT_EQ(206, r.status);
+        EXPECT_TRUE(r.body == t->big.substr(10, 299991));
+    }
+    serve(new fd_fs(t->root, false, true));  // the handler opens the file again without
+    auto c = connect();
+    reply r = c->get("/100k.bin");
+    ASSERT_EQ(200, r.status);
+    EXPECT_TRUE(r.body == t->k100);
+}
+
+TEST_P(FsHandler, RefusesOtherMethodsWith405) {
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    for (const char* m : {"POST", "PUT", "DELETE", "OPTIONS"}) {
+        SCOPED_TRACE(m);
+        std::string raw =
+            std::string(m) + " /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc";
+        ASSERT_TRUE(c->send_raw(raw));
+        reply r;
+        ASSERT_TRUE(c->receive(&r));
+        EXPECT_EQ(405, r.status);
+        EXPECT_EQ("GET, HEAD", r["Allow"]);
+    }
+    EXPECT_EQ(200, c->get("/a.txt").status);
+}
+
+TEST_P(FsHandler, ServesPipelinedRequestsInOrder) {
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    std::string raw;
+    const char* paths[] = {"/a.txt", "/big.bin", "/missing", "/4k.bin", "/100k.bin"};
+    for (const char* p : paths) raw += std::string("GET ") + p + " HTTP/1.1\r\nHost: t\r\n\r\n";
+    ASSERT_TRUE(c->send_raw(raw));
+    int want[] = {200, 200, 404, 200, 200};
+    for (int i = 0; i < 5; i++) {
+        reply r;
+        ASSERT_TRUE(c->receive(&r)) << paths[i];
+        EXPECT_EQ(want[i], r.status) << paths[i];
+    }
+}
+
+TEST_P(FsHandler, ManyClientsAtOnce) {
+    for (auto& k : fs_kinds(false)) {
+        SCOPED_TRACE(k.name);
+        serve(k.make(t->root));
+        int ok = 0;
+        std::vector<join_handle*> hs;
+        for (int i = 0; i < 16; i++) {
+            auto th = thread_create11([&, i] {
+                auto c = connect();
+                for (int j = 0; j < 4; j++) {
+                    reply r = c->get(i % 2 ? "/100k.bin" : "/big.bin");
+                    ok += r.status == 200 && r.body == (i % 2 ? t->k100 : t->big);
+                }
+            });
+            hs.push_back(thread_enable_join(th));
+        }
+        for (auto h : hs) thread_join(h);
+        EXPECT_EQ(64, ok);
+    }
+}
+
+TEST_P(FsHandler, CopiesThroughTlsInsteadOfSendfile) {
+    if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
+    auto& pki = test_pki::get();
+    ASSERT_TRUE(pki.ok());
+    std::unique_ptr<TLSContext> sctx(
+        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
+    if (!sctx && errno == ENOSYS) GTEST_SKIP() << "built without TLS";
+    ASSERT_NE(nullptr, sctx);
+    std::unique_ptr<TLSContext> cctx(new_tls_context());
+    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
+    serve(new fd_fs(t->root, true), new_tls_server(sctx.get(), new_tcp_socket_server(), true));
+    client c(new_tls_client(cctx.get(), new_tcp_socket_client(), true), server->ep());
+    ASSERT_TRUE(c.connected());
+    server->counts = {};
+    reply r = c.get("/big.bin");
+    ASSERT_EQ(200, r.status);
+    EXPECT_TRUE(r.body == t->big);
+    EXPECT_EQ(0, server->counts.sendfiles);
+    r = c.get("/100k.bin", "Range: bytes=5-70000\r\n");
+    ASSERT_EQ(206, r.status);
+    EXPECT_TRUE(r.body == t->k100.substr(5, 69996));
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(FsHandler);
+
+// ---- through new_http_server, and curl -------------------------------------
+
+class FsHandlerServer : public FsHandler {
+protected:
+    void TearDown() override {
+        if (tcp) tcp->terminate();
+        tcp.reset();
+        http.reset();
+        FsHandler::TearDown();
+    }
+    // Serves fs (owned) under "/static/" on a new HTTP server.
+    void serve_http(fs::IFileSystem* f) {
+        tcp.reset();
+        http.reset();
+        fs.reset(f);
+        ASSERT_NE(nullptr, f) << strerror(errno);
+        http.reset(new_http_server());
+        ASSERT_NE(nullptr, http);
+        http->add_handler(new_fs_handler(f), true, "/static/");
+        tcp.reset(new_tcp_socket_server());
+        tcp->set_handler(http->get_connection_handler());
+        ASSERT_EQ(0, tcp->bind_v4localhost(0));
+        ASSERT_EQ(0, tcp->listen());
+        ASSERT_EQ(0, tcp->start_loop(false));
+        base = "http://127.0.0.1:" + std::to_string(tcp->getsockname().port);
+    }
+    std::unique_ptr<client> connect_http() {
+        return std::unique_ptr<client>(new client(new_tcp_socket_client(), tcp->getsockname()));
+    }
+    // Runs curl with args; its stdout (with -D- headers) or "" on failure.
+    std::string curl(std::vector<std::string> args) {
+        std::string out = t->dir / "curl.out";
+        args.insert(args.begin(), {"curl", "-s", "--max-time", "20"});
+        child_process p(args, "", out);
+        if (!p.started()) return "";
+        int st = p.wait(30000);
+        EXPECT_EQ(0, st) << "curl failed";
+        return slurp(out);
+    }
+
+    std::unique_ptr<HTTPServer> http;
+    std::unique_ptr<ISocketServer> tcp;
+    std::string base;
+};
+
+TEST_P(FsHandlerServer, ServesUnderAPatternThroughTheServer) {
+    for (auto& k : fs_kinds()) {
+        if (libaio_unusable(k)) continue;
+        SCOPED_TRACE(k.name);
+        serve_http(k.make(t->root));
+        auto c = connect_http();
+        ASSERT_TRUE(c->connected());
+        reply r = c->get("/static/a.txt");
+        ASSERT_EQ(200, r.status);
+        EXPECT_EQ(t->small, r.body);
+        EXPECT_TRUE(r.headers.has("Date"));
+        r = c->get("/static/big.bin");
+        ASSERT_EQ(200, r.status);
+        EXPECT_TRUE(r.body == t->big) << "body differs, size " << r.body.size();
+        r = c->get("/static/4k.bin", "Range: bytes=-100\r\n");
+        ASSERT_EQ(206, r.status);
+        EXPECT_TRUE(r.body == t->k4.substr(4096 - 100));
+        r = c->get("/static/");
+        EXPECT_EQ(200, r.status);
+        EXPECT_EQ("<h1>root</h1>", r.body);
+        r = c->get("/static/dir");
+        EXPECT_EQ(301, r.status);
+        EXPECT_EQ("/static/dir/", r["Location"]);
+        EXPECT_EQ(400, c->get("/static/../static/a.txt").status);
+        EXPECT_EQ(400, c->get("/static/%2e%2e/a.txt").status);
+        EXPECT_EQ(400, c->get("/static/a%00").status);
+        if (k.name.rfind("localfs", 0) == 0) {  // subfs: symlinks resolve inside the root
+            EXPECT_EQ(404, c->get("/static/escape_rel").status);
+            EXPECT_EQ(404, c->get("/static/escape_abs").status);
+        }
+        r = c->get("/static/a.txt", "", Verb::HEAD);
+        EXPECT_EQ(200, r.status);
+        EXPECT_EQ(std::to_string(t->small.size()), r["Content-Length"]);
+        std::string etag(c->get("/static/100k.bin")["ETag"]);
+        EXPECT_EQ(304, c->get("/static/100k.bin", "If-None-Match: " + etag + "\r\n").status);
+        EXPECT_EQ(405, c->get("/static/a.txt", "Content-Length: 0\r\n", Verb::POST).status);
+        EXPECT_EQ(200, c->get("/static/a.txt").status);  // still the same connection
+    }
+}
+
+TEST_P(FsHandlerServer, AnswersCurl) {
+    if (!have_tool("curl")) GTEST_SKIP() << "curl is not installed";
+    for (auto& k : fs_kinds()) {
+        if (libaio_unusable(k) || k.name == "nofd") continue;
+        SCOPED_TRACE(k.name);
+        serve_http(k.make(t->root));
+        // The big file (sendfile from a local fd), byte for byte.
+        std::string body = t->dir / "big.out";
+        std::string out =
+            curl({"-o", body, "-w", "%{http_code} %{size_download}", base + "/static/big.bin"});
+        EXPECT_EQ("200 " + std::to_string(kBig), out);
+        EXPECT_TRUE(slurp(body) == t->big);
+
+        out = curl({"-D-", "-o", body, "--range", "10-19", base + "/static/100k.bin"});
+        EXPECT_EQ(0u, out.find("HTTP/1.1 206 Partial Content\r\n")) << out;
+        EXPECT_NE(std::string::npos, out.find("Content-Range: bytes 10-19/102400\r\n")) << out;
+        EXPECT_EQ(t->k100.substr(10, 10), slurp(body));
+
+        out = curl({"-I", base + "/static/4k.bin"});
+        EXPECT_EQ(0u, out.find("HTTP/1.1 200 OK\r\n")) << out;
+        EXPECT_NE(std::string::npos, out.find("Content-Length: 4096\r\n")) << out;
+        EXPECT_NE(std::string::npos, out.find("Accept-Ranges: bytes\r\n")) << out;
+
+        // -z: If-Modified-Since from a file's mtime (ours: not modified since).
+        out = curl(
+            {"-o", body, "-w", "%{http_code}", "-z", t->root + "/4k.bin", base + "/static/4k.bin"});
+        EXPECT_EQ("304", out);
+        out = curl({"-o", body, "-w", "%{http_code}", "-z", "Sun, 06 Nov 1994 08:49:37 GMT",
+                    base + "/static/4k.bin"});
+        EXPECT_EQ("200", out);
+
+        // Keep-alive: several URLs over one connection.
+        out = curl({"--http1.1", "-w", "%{http_code} %{num_connects} %{size_download}\n", "-o",
+                    "/dev/null", base + "/static/4k.bin", "-o", "/dev/null",
+                    base + "/static/100k.bin", "-o", "/dev/null", base + "/static/missing", "-o",
+                    "/dev/null", base + "/static/big.bin"});
+        EXPECT_EQ("200 1 4096\n200 0 102400\n404 0 14\n200 0 " + std::to_string(kBig) + "\n", out);
+
+        // Paths as they are sent: dot segments, encoded dots and NUL, slashes.
+        for (auto& pc : std::vector<std::pair<std::string, std::string>>{
+                 {"/static/../static/a.txt", "400"},
+                 {"/static/%2e%2e/a.txt", "400"},
+                 {"/static/dir/..%2F..%2Fa.txt", "400"},
+                 {"/static/a.txt%00", "400"},
+                 {"/static//a.txt", "200"},
+                 {"/static/dir/../a.txt", "200"},
+             }) {
+            out = curl({"--path-as-is", "-o", "/dev/null", "-w", "%{http_code}", base + pc.first});
+            EXPECT_EQ(pc.second, out) << pc.first;
+        }
+        if (k.name.rfind("localfs", 0) == 0) {
+            out = curl({"-w", "%{http_code}", base + "/static/escape_abs"});
+            EXPECT_EQ("404 Not Found\n404", out);
+        }
+    }
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(FsHandlerServer);
