@@ -1,0 +1,344 @@
+// The HTTP/1.1 client (client.h): one call is a series of rounds (connect,
+// send, receive a head), repeated for a redirect or for a retry after a
+// pooled connection turned out dead.
+#include <photon/net/http/client.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include <photon/common/alog-stdstring.h>
+#include <photon/common/alog.h>
+#include <photon/net/http/body.h>
+#include <photon/net/security-context/tls-stream.h>
+
+#include "client_internal.h"
+
+namespace photon {
+namespace net {
+namespace http {
+
+// One per operation, made at its first call: the input buffer and the
+// current connection.
+struct Client::Operation::Connection {
+    explicit Connection(size_t buf_size) : in(&bounded, buf_size) {}
+    BoundedStream bounded;  // .stream: the pooled (or own) connection, owned
+    InputBuffer in;
+    bool reused = false;
+};
+
+namespace {
+
+constexpr char kDefaultUserAgent[] = "PhotonLibOS_HTTP";
+constexpr int kMaxInformational = 16;  // 1xx heads skipped before a final one
+
+enum class Body { None, Buffer, Stream, Writer };
+enum class Step { Done, Fail, Retry, Redirect };
+
+bool idempotent(Verb v) {
+    return v == Verb::GET || v == Verb::HEAD || v == Verb::PUT || v == Verb::DELETE ||
+           v == Verb::OPTIONS || v == Verb::TRACE;
+}
+
+// A failure that a connection closed by the server while idle would cause.
+bool dead_connection(int e) {
+    return e == ENODATA || e == ECONNRESET || e == EPIPE || e == ENOTCONN || e == ECONNABORTED;
+}
+
+bool is_redirect(int status) {
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+}  // namespace
+
+class ClientImpl : public Client {
+public:
+    ClientImpl(ICookieJar* jar, TLSContext* ctx)
+        : jar_(jar),
+          own_tls_(ctx ? nullptr : new_tls_context()),
+          dialer_(ctx ? ctx : own_tls_.get()) {}
+
+    int call(Operation* op) override;
+    Headers* common_headers() override { return &common_; }
+    ISocketStream* native_connect(std::string_view host, uint16_t port, bool secure,
+                                  uint64_t timeout) override {
+        DialTarget t;
+        t.host = host;
+        t.port = port;
+        t.secure = secure;
+        return dialer_.dial(t, m_bind_ips, Timeout(timeout));
+    }
+
+protected:
+    void release(Operation* op) override {
+        end_connection(op, true);
+        delete op->conn_;
+        op->conn_ = nullptr;
+    }
+
+private:
+    const URL* proxy_for(Operation* op) const {
+        if (!op->enable_proxy || !op->uds_path.empty()) return nullptr;
+        if (!op->proxy_.empty()) return &op->proxy_;
+        return m_proxy && !m_proxy_url.empty() ? &m_proxy_url : nullptr;
+    }
+    Step round(Operation* op, Body body, const Timeout& deadline);
+    Step failed(Operation* op, bool retryable);
+    static int send_body(Operation* op, Body body);
+    int follow_redirect(Operation* op, Body* body, std::string* user_cookie);
+    void end_connection(Operation* op, bool reusable);
+    int set_target(Operation* op);
+
+    Headers common_;
+    ICookieJar* jar_;
+    std::unique_ptr<TLSContext> own_tls_;
+    Dialer dialer_;  // after own_tls_: its pooled TLS streams use the context
+};
+
+// Back to the pool only after a complete exchange that both sides keep alive
+// with nothing unread: a stray byte would be taken for the next response.
+void ClientImpl::end_connection(Operation* op, bool reusable) {
+    auto c = op->conn_;
+    if (!c || !c->bounded.stream) return;
+    Response& resp = op->resp;
+    bool keep = reusable && resp.status_code() >= 200 && resp.body_done() && resp.keep_alive() &&
+                !list_has_token(op->req.headers["Connection"], "close") && c->in.size() == 0;
+    if (!keep) c->bounded.stream->close();  // a pooled stream is then deleted, not returned
+    delete c->bounded.stream;
+    c->bounded.stream = nullptr;
+}
+
+// Drops the connection after a failed round; errno is kept.
+Step ClientImpl::failed(Operation* op, bool retryable) {
+    int e = errno;
+    end_connection(op, false);
+    errno = e;
+    return retryable ? Step::Retry : Step::Fail;
+}
+
+// The request body after the head: 0, or -1 with errno.
+int ClientImpl::send_body(Operation* op, Body body) {
+    Request& req = op->req;
+    switch (body) {
+        case Body::Buffer: {
+            auto n = (ssize_t)op->body_buffer_size_;
+            return req.write(op->body_buffer_, n) == n ? 0 : -1;
+        }
+        case Body::Stream:
+            return req.write_stream(op->body_stream) < 0 ? -1 : 0;
+        case Body::Writer:
+            return op->body_writer(&req) < 0 ? -1 : 0;
+        default:
+            return 0;
+    }
+}
+
+// Origin-form on the wire, or absolute-form for http through a proxy; a
+// target of the caller's in the form we want (e.g. "*") is kept.
+int ClientImpl::set_target(Operation* op) {
+    Request& req = op->req;
+    const URL& u = req.url();
+    bool absolute = proxy_for(op) && !u.secure();
+    std::string_view t = req.target();
+    bool is_abs = !t.empty() && t[0] != '/' && t != "*";
+    if (!t.empty() && absolute == is_abs) return 0;
+    if (!absolute) return req.target(u.target());
+    std::string full;
+    full.append(u.scheme()).append("://").append(u.host_port()).append(u.target());
+    return req.target(full);
+}
+
+Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
+    Request& req = op->req;
+    const URL& u = req.url();
+    if (!op->conn_) op->conn_ = new Operation::Connection(op->buf_size_);
+    auto c = op->conn_;
+    if (set_target(op) < 0) return Step::Fail;
+    if (!req.headers.has("Host") && req.headers.insert("Host", u.host_port()) < 0)
+        return Step::Fail;
+
+    DialTarget t;
+    t.host = u.host();
+    t.port = u.port();
+    t.secure = u.secure();
+    t.uds_path = op->uds_path;
+    t.proxy = proxy_for(op);
+    ISocketStream* s = dialer_.get(t, m_bind_ips, deadline, &c->reused);
+    if (!s) {
+        if (deadline.expired()) errno = ETIMEDOUT;
+        return Step::Fail;
+    }
+    c->bounded.stream = s;
+    c->bounded.deadline = deadline;
+    c->bounded.sent = c->bounded.received = 0;
+    c->in.reset(&c->bounded);
+
+    // A retry after nothing went out may re-send any body we can produce
+    // again; after that only idempotent requests (RFC 9110 9.2.2), since the
+    // server may have acted on it.
+    bool resendable = body != Body::Stream;
+    bool replayable = resendable && idempotent(req.verb());
+    Headers keep(std::move(req.headers));  // binding to the connection clears them
+    req.reset(nullptr, &c->bounded);
+    req.headers = std::move(keep);
+    if (req.send_header() < 0 || send_body(op, body) < 0 || req.send() < 0) {
+        bool nothing_sent = c->bounded.sent == 0;
+        return failed(
+            op, c->reused && dead_connection(errno) && (nothing_sent ? resendable : replayable));
+    }
+
+    Response& resp = op->resp;
+    resp.reset(&c->in, &c->bounded);
+    for (int i = 0;; i++) {
+        if (resp.receive_header(req.verb()) < 0) {
+            bool retry =
+                c->reused && c->bounded.received == 0 && dead_connection(errno) && replayable;
+            if (errno == ENODATA) errno = ECONNRESET;  // closed without a response
+            return failed(op, retry);
+        }
+        int sc = resp.status_code();
+        if (sc >= 200 || sc == 101) break;
+        if (i == kMaxInformational) {
+            errno = EPROTO;
+            return failed(op, false);
+        }
+    }
+    op->status_code = resp.status_code();
+    if (jar_) jar_->get_cookies_from_headers(u.host(), &resp);
+    if (op->follow && is_redirect(op->status_code) && resp.headers.has("Location"))
+        return Step::Redirect;
+    return Step::Done;
+}
+
+// Re-targets op at the Location of its 3xx response: 0, 1 when it cannot be
+// followed (the body is gone), or -1 with errno.
+int ClientImpl::follow_redirect(Operation* op, Body* body, std::string* user_cookie) {
+    Request& req = op->req;
+    Response& resp = op->resp;
+    int sc = resp.status_code();
+    Verb v = req.verb();
+    // 303 asks for a GET; POST after 301/302 becomes GET too, as browsers,
+    // curl and Go do (RFC 9110 15.4.2); 307/308 keep method and body.
+    bool to_get = (sc == 303 && v != Verb::HEAD) || ((sc == 301 || sc == 302) && v == Verb::POST);
+    if (!to_get && *body == Body::Stream) return 1;
+    std::string location(resp.headers["Location"]);
+    std::string old_host(req.url().host_port());
+    // A short body is read off so that the connection can serve again.
+    if (resp.body_size() >= 0 && resp.body_size() <= 64 * 1024) (void)resp.skip_body();
+    end_connection(op, true);
+    if (to_get) {
+        v = Verb::GET;
+        *body = Body::None;
+        req.headers.erase("Content-Length");
+        req.headers.erase("Transfer-Encoding");
+    }
+    if (req.redirect(v, location, false) < 0) return -1;
+    if (req.url().host_port() != old_host) {  // credentials were for the old host only
+        req.headers.erase("Authorization");
+        req.headers.erase("Cookie");
+        user_cookie->clear();
+    }
+    return 0;
+}
+
+int ClientImpl::call(Operation* op) {
+    end_connection(op, true);  // the previous call's
+    op->status_code = -1;
+    Request& req = op->req;
+    // A target in absolute form (a proxy's director sets one) names the URL.
+    if (req.url().empty() && (req.target().empty() || req.target()[0] == '/' ||
+                              req.redirect(req.verb(), req.target(), false) < 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (req.headers.has("Content-Length") && req.headers.has("Transfer-Encoding")) {
+        errno = EINVAL;
+        return -1;
+    }
+    Body body = op->body_buffer_  ? Body::Buffer
+                : op->body_stream ? Body::Stream
+                : op->body_writer ? Body::Writer
+                                  : Body::None;
+    if ((body == Body::Stream || body == Body::Writer) && !req.headers.has("Content-Length") &&
+        !req.headers.has("Transfer-Encoding") &&
+        req.headers.insert("Transfer-Encoding", "chunked") < 0)
+        return -1;
+    if (!req.headers.has("User-Agent") &&
+        req.headers.insert("User-Agent", m_user_agent.empty() ? kDefaultUserAgent : m_user_agent) <
+            0)
+        return -1;
+    for (auto& f : common_)
+        if (!req.headers.has(f.first) && req.headers.insert(f.first, f.second) < 0) return -1;
+
+    std::string user_cookie(req.headers["Cookie"]);
+    Timeout deadline(std::min(op->timeout.timeout(), m_timeout));
+    for (uint32_t followed = 0, retried = 0;;) {
+        if (jar_) {
+            req.headers.erase("Cookie");
+            if (!user_cookie.empty()) req.headers.insert("Cookie", user_cookie);
+            if (jar_->set_cookies_to_headers(&req) < 0) return -1;
+        }
+        switch (round(op, body, deadline)) {
+            case Step::Done:
+                return 0;
+            case Step::Fail:
+                return -1;
+            case Step::Retry:
+                if (retried++ >= op->retry || deadline.expired()) return -1;
+                LOG_DEBUG("http client: retrying ` on a new connection", req.url().url());
+                break;
+            case Step::Redirect: {
+                if (followed++ >= op->follow) {
+                    LOG_EVERY_T(10, LOG_WARN("http client: more than ` redirects from `",
+                                             op->follow, req.url().url()));
+                    errno = ELOOP;
+                    return -1;
+                }
+                int r = follow_redirect(op, &body, &user_cookie);
+                if (r != 0) return r > 0 ? 0 : -1;
+                retried = 0;
+                break;
+            }
+        }
+    }
+}
+
+// ---- Operation ---------------------------------------------------------------
+
+Client::Operation::Operation(Client* c, uint16_t buf_size)
+    : enable_proxy(c && c->has_proxy()), client_(c), buf_size_(buf_size) {}
+
+Client::Operation::Operation(Client* c, Verb v, std::string_view url, uint16_t buf_size)
+    : Operation(c, buf_size) {
+    if (req.reset(v, url, enable_proxy) < 0) req.verb(v);  // the call fails with EINVAL
+}
+
+Client::Operation::~Operation() {
+    if (client_) {
+        client_->release(this);
+    } else if (conn_) {
+        if (conn_->bounded.stream) conn_->bounded.stream->close();
+        delete conn_->bounded.stream;
+        delete conn_;
+    }
+}
+
+int Client::Operation::set_url(std::string_view url) {
+    URL u;
+    if (u.from_string(url) < 0) return -1;
+    return req.redirect(req.verb(), url, enable_proxy);
+}
+
+int Client::Operation::set_proxy(std::string_view proxy) {
+    if (proxy_.from_string(proxy) < 0) return -1;
+    enable_proxy = true;
+    return 0;
+}
+
+Client* new_http_client(ICookieJar* cookie_jar, TLSContext* tls_ctx) {
+    return new ClientImpl(cookie_jar, tls_ctx);
+}
+
+}  // namespace http
+}  // namespace net
+}  // namespace photon

@@ -1,0 +1,207 @@
+// Dialer (client_internal.h): name lookup, TCP / unix-socket / TLS
+// connections, CONNECT tunnels through a proxy, and the keep-alive pool.
+#include <cerrno>
+#include <string>
+
+#include <photon/common/alog-stdstring.h>
+#include <photon/common/alog.h>
+#include <photon/net/http/message.h>
+#include <photon/net/security-context/tls-stream.h>
+#include <photon/thread/thread.h>
+
+#include "client_internal.h"
+
+namespace photon {
+namespace net {
+namespace http {
+
+namespace {
+// Idle pooled connections are closed after this long (servers drop theirs
+// after 5 s to 2 min; a peer's close is also noticed before reuse).
+constexpr uint64_t kIdleExpiration = 60ULL * 1000 * 1000;
+constexpr size_t kTunnelHeadSize = 8 * 1024;
+
+// "[v6]:port" or "host:port".
+std::string authority(std::string_view host, uint16_t port) {
+    std::string a;
+    bool v6 = host.find(':') != host.npos;
+    a.append(v6 ? "[" : "").append(host).append(v6 ? "]:" : ":").append(std::to_string(port));
+    return a;
+}
+
+// The pool key: a connection serves only requests that would have made the
+// same one (a TLS one was verified for its host name).
+std::string pool_key(const DialTarget& t) {
+    if (!t.uds_path.empty()) return std::string("unix:").append(t.uds_path);
+    std::string key;
+    if (t.proxy) {
+        key.append(t.secure ? "tunnel:" : "proxy:").append(t.proxy->scheme()).append("://");
+        key.append(authority(t.proxy->host(), t.proxy->port()));
+        if (!t.secure) return key;  // forwarded requests to any host share it
+        key.append(">");
+    } else {
+        key.append(t.secure ? "https://" : "http://");
+    }
+    return key.append(authority(t.host, t.port));
+}
+}  // namespace
+
+Dialer::~Dialer() {
+    if (pool_ && __atomic_load_n(&home_, __ATOMIC_ACQUIRE) != get_vcpu())
+        LOG_ERROR("http client: deleted off the vCPU of its connection pool");
+}
+
+bool Dialer::at_home() {
+    vcpu_base* v = get_vcpu();
+    vcpu_base* home = nullptr;  // the first caller's vCPU, even if two race
+    if (!__atomic_compare_exchange_n(&home_, &home, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return home == v;
+    return true;
+}
+
+ISocketStream* Dialer::get(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
+                           const Timeout& deadline, bool* reused) {
+    *reused = false;
+    if (!at_home()) return dial(t, bind_ips, deadline);
+    if (!pool_) {
+        SocketPoolArgs args;
+        args.sockclient = new_tcp_socket_client();  // unused: every connection is ours
+        args.client_ownership = true;
+        args.expiration = kIdleExpiration;
+        pool_.reset(args.sockclient ? new_tcp_socket_pool(args) : nullptr);
+        if (!pool_) {
+            delete args.sockclient;
+            return nullptr;
+        }
+    }
+    bool fresh = false;
+    ISocketStream* s = pool_->connect(pool_key(t), [&]() -> ISocketStream* {
+        fresh = true;
+        return dial(t, bind_ips, deadline);
+    });
+    *reused = s && !fresh;
+    return s;
+}
+
+ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
+                            const Timeout& deadline) {
+    if (!t.uds_path.empty()) {  // plain, whatever the URL's scheme (as Photon)
+        std::unique_ptr<ISocketClient> uds(new_uds_client());
+        if (!uds) return nullptr;
+        uds->timeout(deadline.timeout());
+        return uds->connect(std::string(t.uds_path).c_str());
+    }
+    if (!t.proxy) return connect_host(t.host, t.port, t.secure, bind_ips, deadline);
+    ISocketStream* leg =
+        connect_host(t.proxy->host(), t.proxy->port(), t.proxy->secure(), bind_ips, deadline);
+    if (!leg || !t.secure) return leg;  // http: requests are forwarded in absolute form
+    if (open_tunnel(leg, t.host, t.port, deadline) < 0) {
+        int e = errno;
+        delete leg;
+        errno = e;
+        return nullptr;
+    }
+    return wrap_tls(leg, t.host, deadline);
+}
+
+IPAddr Dialer::resolve(std::string_view host, const Timeout& deadline) {
+    std::string name(host);
+    IPAddr ip(name.c_str());
+    if (!ip.undefined() || name == "0.0.0.0") return ip;  // a literal
+    if (at_home()) {
+        if (!resolver_) resolver_.reset(new_default_resolver(3600ULL * 1000 * 1000));
+        return resolver_->resolve(host);
+    }
+    std::vector<IPAddr> addrs;
+    if (gethostbyname_nb(host, addrs, deadline) <= 0 || addrs.empty()) {
+        if (errno == 0) errno = ENOENT;
+        return IPAddr();
+    }
+    for (auto& a : addrs)
+        if (a.is_ipv4()) return a;
+    return addrs.front();
+}
+
+ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool secure,
+                                    const std::vector<IPAddr>& bind_ips, const Timeout& deadline) {
+    IPAddr ip = resolve(host, deadline);
+    if (ip.undefined() && std::string_view(host) != "0.0.0.0") {
+        if (deadline.expired()) errno = ETIMEDOUT;
+        return nullptr;  // the resolver logged why
+    }
+    std::unique_ptr<ISocketClient> own;
+    ISocketClient* cli;
+    auto* ips = const_cast<IPAddr*>(bind_ips.data());
+    if (at_home()) {
+        if (!tcp_ || tcp_bind_ips_ != bind_ips) {
+            tcp_.reset(new_tcp_socket_client(ips, (uint32_t)bind_ips.size()));
+            tcp_bind_ips_ = bind_ips;
+        }
+        cli = tcp_.get();
+    } else {
+        own.reset(new_tcp_socket_client(ips, (uint32_t)bind_ips.size()));
+        cli = own.get();
+    }
+    if (!cli) return nullptr;
+    cli->timeout(deadline.timeout());
+    ISocketStream* s = cli->connect(EndPoint(ip, port));
+    if (!s) {
+        int e = errno;
+        if (resolver_ && at_home()) resolver_->discard_cache(host, ip);  // maybe stale
+        errno = e;
+        return nullptr;
+    }
+    return secure ? wrap_tls(s, host, deadline) : s;
+}
+
+ISocketStream* Dialer::wrap_tls(ISocketStream* s, std::string_view host, const Timeout& deadline) {
+    if (!tls_ctx_) {
+        delete s;
+        LOG_ERROR_RETURN(ENOSYS, nullptr, "http client: no TLS context for https");
+    }
+    ISocketStream* t = new_tls_stream(tls_ctx_, s, SecurityRole::Client, true);
+    if (!t) return nullptr;  // s went with it
+    std::string name(host);
+    t->timeout(deadline.timeout());
+    if (tls_stream_set_hostname(t, name.c_str()) < 0 || tls_stream_handshake(t) < 0) {
+        int e = errno;
+        delete t;
+        errno = e;
+        return nullptr;
+    }
+    return t;
+}
+
+int Dialer::open_tunnel(ISocketStream* leg, std::string_view host, uint16_t port,
+                        const Timeout& deadline) {
+    BoundedStream bs;
+    bs.stream = leg;
+    bs.deadline = deadline;
+    std::string where = authority(host, port);
+    Request req;
+    req.reset(nullptr, &bs);
+    req.verb(Verb::CONNECT);
+    if (req.target(where) < 0 || req.headers.insert("Host", where) < 0 || req.send() < 0) return -1;
+    InputBuffer in(&bs, kTunnelHeadSize);
+    Response resp;
+    resp.reset(&in, &bs);
+    if (resp.receive_header(Verb::CONNECT) < 0) {
+        if (errno == ENODATA) errno = ECONNRESET;
+        return -1;
+    }
+    if (resp.status_code() / 100 != 2) {
+        LOG_EVERY_T(
+            10, LOG_WARN("http client: proxy refused CONNECT ` with `", where, resp.status_code()));
+        errno = ECONNREFUSED;
+        return -1;
+    }
+    if (in.size() != 0) {  // bytes before our ClientHello: not a tunnel we understand
+        errno = EPROTO;
+        return -1;
+    }
+    return 0;
+}
+
+}  // namespace http
+}  // namespace net
+}  // namespace photon
