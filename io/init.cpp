@@ -13,6 +13,13 @@
 
 namespace photon {
 
+#if PHOTON_HAVE_CURL
+namespace net {
+// net/curl.cpp (<photon/net/curl.h>); it registers its own fini hook.
+int libcurl_init(long flags, long pipelining, long maxconn);
+}  // namespace net
+#endif
+
 namespace {
 thread_local std::vector<Delegate<void>>* t_fini_hooks = nullptr;
 thread_local std::vector<Delegate<void>>* t_late_hooks = nullptr;
@@ -65,6 +72,14 @@ int init(uint64_t event_engine, uint64_t io_engine, const PhotonOptions& options
             return -1;
         }
     }
+#if PHOTON_HAVE_CURL
+    // Transfers need fd events: skipped without an engine. 3 = CURL_GLOBAL_ALL.
+    if ((io_engine & INIT_IO_LIBCURL) && (event_engine & kEngineBits) &&
+        net::libcurl_init(3, 0, 32) < 0) {
+        undo_init();
+        return -1;
+    }
+#endif
     return 0;
 }
 
