@@ -18,6 +18,7 @@ packages=(
     libgtest-dev libgmock-dev googletest libgflags-dev
     liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev
     clang clang-format libclang-rt-14-dev valgrind
+    curl openssl python3 nginx wrk apache2-utils  # peers of the HTTP/TLS tests and benchmarks
 )
 
 check_only=0

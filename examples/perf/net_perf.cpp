@@ -29,6 +29,8 @@
 #include <photon/photon.h>
 #include <photon/thread/thread11.h>
 
+#include "perf_util.h"
+
 DEFINE_bool(client, false, "run the client (default: the server)");
 DEFINE_string(client_mode, "streaming", "streaming | ping-pong (or pingpong)");
 DEFINE_uint64(client_connection_num, 100, "client connections");
@@ -48,16 +50,6 @@ using clock_type = std::chrono::steady_clock;
 
 std::atomic<uint64_t> g_messages{0};
 std::atomic<bool> g_stop{false};
-
-uint64_t engine_flag() {
-    if (FLAGS_event_engine == "epoll") return INIT_EVENT_EPOLL;
-    if (FLAGS_event_engine == "io_uring") return INIT_EVENT_IOURING;
-    return INIT_EVENT_EPOLL | INIT_EVENT_IOURING;
-}
-
-const char* engine_name() {
-    return master_event_engine_kind() == INIT_EVENT_IOURING ? "io_uring" : "epoll";
-}
 
 ISocketServer* new_server() {
     if (FLAGS_socket_type == "io_uring") return new_iouring_tcp_server();
@@ -151,27 +143,6 @@ int run_connections(uint64_t n) {
     return 0;
 }
 
-// Runs body() on vcpu_num vCPUs: this thread and vcpu_num - 1 more.
-template <typename Body>
-int on_vcpus(Body body) {
-    std::vector<std::thread> others;
-    std::atomic<int> failed{0};
-    auto vcpu = [&](int i) {
-        if (photon::init(engine_flag(), INIT_IO_NONE) < 0) {
-            perror("net-perf: photon::init");
-            failed++;
-            return;
-        }
-        if (i == 0) fprintf(stderr, "net-perf: event engine %s\n", engine_name());
-        if (body(i) < 0) failed++;
-        photon::fini();
-    };
-    for (int i = 1; i < FLAGS_vcpu_num; i++) others.emplace_back(vcpu, i);
-    vcpu(0);
-    for (auto& t : others) t.join();
-    return failed ? -1 : 0;
-}
-
 // Prints a line a second and the summary; stops everything at the end.
 void report() {
     auto t0 = clock_type::now(), last = t0;
@@ -227,12 +198,14 @@ int main(int argc, char** argv) {
     int r;
     if (FLAGS_client) {
         uint64_t per = FLAGS_client_connection_num / FLAGS_vcpu_num;
-        r = on_vcpus([per](int i) {
-            uint64_t extra = i == 0 ? FLAGS_client_connection_num % FLAGS_vcpu_num : 0;
-            return run_connections(per + extra);
-        });
+        r = perf::on_vcpus(
+            "net-perf", FLAGS_vcpu_num, perf::engine_flag(FLAGS_event_engine), [per](int i) {
+                uint64_t extra = i == 0 ? FLAGS_client_connection_num % FLAGS_vcpu_num : 0;
+                return run_connections(per + extra);
+            });
     } else {
-        r = on_vcpus([](int) { return serve_on_this_vcpu(FLAGS_vcpu_num > 1); });
+        r = perf::on_vcpus("net-perf", FLAGS_vcpu_num, perf::engine_flag(FLAGS_event_engine),
+                           [](int) { return serve_on_this_vcpu(FLAGS_vcpu_num > 1); });
     }
     g_stop = true;  // a failed side ends the run
     reporter.join();

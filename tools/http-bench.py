@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""http-perf against nginx, serving static files to wrk on loopback.
+
+Usage: tools/http-bench.py [--build build] [--rounds 3] [--duration 10] [--conns 100]
+                           [--server-cpu 0] [--client-cpu 1] [--only 4k,100k,https-4k]
+                           [--photon epoll,io_uring]
+
+Each server (nginx with one worker process, then http-perf on each engine) runs
+pinned to --server-cpu with wrk (-t1) pinned to --client-cpu; every file is
+loaded for --duration seconds after a 1 s warm-up, in rounds that alternate the
+servers. Reported: medians over the rounds of wrk's requests/s and of the
+server's CPU time (utime + stime from /proc) per request, and the ratio to
+nginx in the same round. nginx is tuned as a careful operator would:
+sendfile, tcp_nopush, no access log, unbounded keep-alive, open_file_cache.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+NGINX_CONF = """
+daemon off;
+master_process off;
+worker_processes 1;
+error_log {tmp}/nginx-error.log warn;
+pid {tmp}/nginx.pid;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_requests 100000000;
+    keepalive_timeout 120s;
+    open_file_cache max=1000 inactive=60s;
+    default_type application/octet-stream;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        {tls_listen}
+        root {www};
+    }}
+}}
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, timeout=10.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+
+def wrk(url, args):
+    cmd = ["taskset", "-c", str(args.client_cpu), "wrk", "-t1", f"-c{args.conns}",
+           f"-d{args.duration}s", url]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.duration + 60).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    errors = sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors += int(non2xx.group(1)) if non2xx else 0
+    return rps, total, errors
+
+
+class Server:
+    def __init__(self, name, cmd, port, tls_port=None):
+        self.name, self.cmd, self.port, self.tls_port = name, cmd, port, tls_port
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        for p in (self.port, self.tls_port):
+            if p and not wait_port(p):
+                self.proc.kill()
+                raise RuntimeError(f"{self.name} did not listen on {p}: "
+                                   f"{self.proc.stderr.read()}")
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--conns", type=int, default=100)
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--client-cpu", type=int, default=1)
+    ap.add_argument("--only", default="4k,100k,https-4k")
+    ap.add_argument("--photon", default="epoll,io_uring")
+    args = ap.parse_args()
+
+    perf = os.path.abspath(os.path.join(args.build, "examples/perf/http-perf"))
+    for tool in ("nginx", "wrk", "taskset", "openssl"):
+        if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
+            sys.exit(f"http-bench: {tool} not found (tools/install-deps.sh installs it)")
+    if not os.access(perf, os.X_OK):
+        sys.exit(f"http-bench: {perf} not built")
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+
+    tmp = tempfile.mkdtemp(prefix="http-bench-")
+    www = os.path.join(tmp, "www")
+    os.makedirs(www)
+    for name, size in (("4k.bin", 4096), ("100k.bin", 100 * 1024)):
+        with open(os.path.join(www, name), "wb") as f:
+            f.write(os.urandom(size))
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+
+    cases = [c for c in args.only.split(",") if c]
+    pin = ["taskset", "-c", str(args.server_cpu)]
+
+    def servers():
+        port, tls_port = free_port(), free_port()
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(NGINX_CONF.format(
+                tmp=tmp, www=www, port=port,
+                tls_listen=(f"listen 127.0.0.1:{tls_port} ssl; ssl_certificate {cert}; "
+                            f"ssl_certificate_key {key};")))
+        yield Server("nginx", pin + [nginx, "-p", tmp, "-c", conf], port, tls_port), port, tls_port
+        for engine in args.photon.split(","):
+            port, tls_port = free_port(), free_port()
+            base = pin + [perf, f"-serve_dir={www}", "-ip=127.0.0.1", f"-event_engine={engine}"]
+            yield (Server(f"photon-{engine}", base + [f"-port={port}"], port),
+                   port, None)
+            if "https-4k" in cases:
+                yield (Server(f"photon-{engine}-tls", base + [f"-port={tls_port}",
+                                                               f"-cert={cert}", f"-key={key}"],
+                              tls_port), None, tls_port)
+
+    results = {}  # (case, server) -> [(rps, cpu_us, errors)]
+    for rnd in range(args.rounds):
+        for srv, port, tls_port in servers():
+            name = srv.name.replace("-tls", "")
+            with srv:
+                for case in cases:
+                    https = case.startswith("https-")
+                    p = tls_port if https else port
+                    if not p:
+                        continue
+                    scheme = "https" if https else "http"
+                    url = f"{scheme}://127.0.0.1:{p}/{case.replace('https-', '')}.bin"
+                    wrk(url, argparse.Namespace(**{**vars(args), "duration": 1}))  # warm-up
+                    c0 = cpu_seconds(srv.proc.pid)
+                    rps, total, errors = wrk(url, args)
+                    cpu_us = (cpu_seconds(srv.proc.pid) - c0) * 1e6 / max(total, 1)
+                    results.setdefault((case, name), []).append((rps, cpu_us, errors))
+                    print(f"round {rnd + 1} {case:9} {name:16} {rps:10.0f} req/s "
+                          f"{cpu_us:6.2f} CPU-us/req errors={errors}", flush=True)
+
+    print(f"\nmedians of {args.rounds} rounds, wrk -t1 -c{args.conns} -d{args.duration}s, "
+          f"server on CPU {args.server_cpu}, wrk on CPU {args.client_cpu}")
+    print(f"| case | server | req/s | x nginx | server CPU-us/req | x nginx | errors |")
+    print("|---|---|---|---|---|---|---|")
+    for case in cases:
+        base = results.get((case, "nginx"))
+        for (c, name), rows in results.items():
+            if c != case:
+                continue
+            rps = statistics.median(r[0] for r in rows)
+            cpu = statistics.median(r[1] for r in rows)
+            err = sum(r[2] for r in rows)
+            brps = statistics.median(r[0] for r in base) if base else float("nan")
+            bcpu = statistics.median(r[1] for r in base) if base else float("nan")
+            print(f"| {case} | {name} | {rps:.0f} | {rps / brps:.2f} | {cpu:.2f} | "
+                  f"{cpu / bcpu:.2f} | {err} |")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
