@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <photon/net/http/headers.h>
 
@@ -11,10 +12,19 @@ namespace net {
 namespace http {
 
 namespace {
-bool is_tchar(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c && strchr("!#$%&'*+-.^_`|~", c));
-}
+// RFC 9110 5.6.2 tchar, as a table: names are checked byte by byte on every
+// received field.
+struct tchar_table {
+    bool t[256] = {};
+    constexpr tchar_table() {
+        for (int c = 'a'; c <= 'z'; c++) t[c] = true;
+        for (int c = 'A'; c <= 'Z'; c++) t[c] = true;
+        for (int c = '0'; c <= '9'; c++) t[c] = true;
+        for (char c : "!#$%&'*+-.^_`|~") t[(unsigned char)c] = c != 0;
+    }
+};
+constexpr tchar_table kTchar;
+bool is_tchar(unsigned char c) { return kTchar.t[c]; }
 bool is_ows(char c) { return c == ' ' || c == '\t'; }
 }  // namespace
 
@@ -58,14 +68,27 @@ int Headers::insert(std::string_view name, std::string_view value, int allow_dup
         errno = EEXIST;
         return -1;
     }
+    return append_valid(name, value);
+}
+
+int Headers::append_valid(std::string_view name, std::string_view value) {
     size_t add = name.size() + value.size() + 4;
-    if (fields_.size() >= max_count_ || bytes_ + add > max_bytes_) {
+    if (n_ >= max_count_ || bytes_ + add > max_bytes_) {
         errno = ENOBUFS;
         return -1;
     }
-    fields_.emplace_back(std::string(name), std::string(value));
+    fill_next(name, value);
     bytes_ += add;
     return 0;
+}
+
+// Fills the next slot, reusing a previous message's strings when there is one.
+Headers::Field& Headers::fill_next(std::string_view name, std::string_view value) {
+    if (n_ == fields_.size()) fields_.emplace_back();
+    Field& f = fields_[n_++];
+    f.first.assign(name.data(), name.size());
+    f.second.assign(value.data(), value.size());
+    return f;
 }
 
 int Headers::set(std::string_view name, std::string_view value) {
@@ -74,27 +97,31 @@ int Headers::set(std::string_view name, std::string_view value) {
         return -1;
     }
     erase(name);
-    return insert(name, value);
+    return append_valid(name, value);
 }
 
 size_t Headers::erase(std::string_view name) {
-    size_t n = 0;
-    for (auto it = fields_.begin(); it != fields_.end();) {
-        if (iequals(it->first, name)) {
-            bytes_ -= it->first.size() + it->second.size() + 4;
-            it = fields_.erase(it);
-            n++;
-        } else {
-            ++it;
+    // Kept fields move forward in order; erased ones go past n_ with their
+    // storage (swap, not move).
+    size_t w = 0;
+    for (size_t r = 0; r < n_; r++) {
+        Field& f = fields_[r];
+        if (iequals(f.first, name)) {
+            bytes_ -= f.first.size() + f.second.size() + 4;
+            continue;
         }
+        if (w != r) std::swap(fields_[w], f);
+        w++;
     }
-    return n;
+    size_t erased = n_ - w;
+    n_ = w;
+    return erased;
 }
 
 Headers::const_iterator Headers::find(std::string_view name) const {
-    for (auto it = fields_.begin(); it != fields_.end(); ++it)
+    for (auto it = begin(); it != end(); ++it)
         if (iequals(it->first, name)) return it;
-    return fields_.end();
+    return end();
 }
 
 std::string_view Headers::get(std::string_view name) const {
@@ -104,13 +131,13 @@ std::string_view Headers::get(std::string_view name) const {
 
 size_t Headers::count(std::string_view name) const {
     size_t n = 0;
-    for (auto& f : fields_) n += iequals(f.first, name);
+    for (auto& f : *this) n += iequals(f.first, name);
     return n;
 }
 
 std::vector<std::string_view> Headers::get_all(std::string_view name) const {
     std::vector<std::string_view> v;
-    for (auto& f : fields_)
+    for (auto& f : *this)
         if (iequals(f.first, name)) v.emplace_back(f.second);
     return v;
 }
@@ -126,12 +153,18 @@ uint64_t Headers::content_length() const {
     return n;
 }
 
-int Headers::content_length(uint64_t len) { return set("Content-Length", std::to_string(len)); }
+int Headers::content_length(uint64_t len) {
+    char digits[24];
+    char* e = digits + sizeof(digits);
+    char* b = e;
+    do *--b = (char)('0' + len % 10);
+    while (len /= 10);
+    erase("Content-Length");
+    return append_valid("Content-Length", {b, (size_t)(e - b)});
+}
 
 void Headers::serialize(std::string* out) const {
-    for (auto& f : fields_) {
-        out->append(f.first).append(": ").append(f.second).append("\r\n");
-    }
+    for (auto& f : *this) out->append(f.first).append(": ").append(f.second).append("\r\n");
 }
 
 }  // namespace http

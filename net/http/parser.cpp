@@ -197,7 +197,7 @@ ParseError parse_field_line(std::string_view line, Headers* fields) {
     if (colon == line.npos || !is_token(line.substr(0, colon))) return PE::BadFieldName;
     std::string_view value = trim_ows(line.substr(colon + 1));
     if (!is_field_value(value)) return PE::BadFieldValue;
-    if (fields->insert(line.substr(0, colon), value, 1) < 0) return PE::HeadTooLarge;
+    if (fields->append_valid(line.substr(0, colon), value) < 0) return PE::HeadTooLarge;
     return PE::None;
 }
 

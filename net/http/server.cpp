@@ -47,8 +47,8 @@ bool pattern_matches(std::string_view pattern, std::string_view path) {
 }
 
 void standard_headers(Response& resp) {
-    (void)resp.headers.insert("Server", "photon");
-    (void)resp.headers.insert("Date", http_date());
+    (void)resp.headers.append_valid("Server", "photon");  // into a cleared set: no duplicate
+    (void)resp.headers.append_valid("Date", http_date());
 }
 
 // A short text response "<code> <reason>\n" (head only where no body is

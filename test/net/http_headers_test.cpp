@@ -91,3 +91,35 @@ TEST(Headers, ListHasTokenTrimsAndIgnoresCase) {
     EXPECT_FALSE(list_has_token("closed", "close"));
     EXPECT_FALSE(list_has_token("", "close"));
 }
+
+// clear() keeps the strings for the next message; what a reader sees must
+// not change: no field of an earlier message shows through.
+TEST(Headers, AClearedSetIsEmptyAndEraseKeepsTheOrderOfTheRest) {
+    Headers h;
+    ASSERT_EQ(0, h.insert("A", "1"));
+    ASSERT_EQ(0, h.insert("B", "a value longer than the small-string buffer"));
+    ASSERT_EQ(0, h.insert("C", "3"));
+    h.clear();
+    EXPECT_TRUE(h.empty());
+    EXPECT_EQ(0u, h.bytes());
+    EXPECT_EQ(h.begin(), h.end());
+    EXPECT_FALSE(h.has("B"));
+    ASSERT_EQ(0, h.insert("D", "4"));
+    ASSERT_EQ(0, h.append_valid("E", "5"));
+    ASSERT_EQ(0, h.insert("d", "6", 1));
+    ASSERT_EQ(0, h.insert("F", "7"));
+    EXPECT_EQ(2u, h.erase("D"));
+    ASSERT_EQ(2u, h.size());
+    EXPECT_EQ("E", h.begin()->first);
+    EXPECT_EQ("F", (h.begin() + 1)->first);
+    EXPECT_EQ("", h["B"]);
+    EXPECT_EQ(h.bytes(), std::string("E: 5\r\nF: 7\r\n").size());
+    std::string out;
+    h.serialize(&out);
+    EXPECT_EQ("E: 5\r\nF: 7\r\n", out);
+    ASSERT_EQ(0, h.content_length(1234567890123ULL));
+    EXPECT_EQ(1234567890123ULL, h.content_length());
+    ASSERT_EQ(0, h.content_length(0));
+    EXPECT_EQ("0", h["Content-Length"]);
+    EXPECT_EQ(1u, h.count("content-length"));
+}

@@ -34,12 +34,18 @@ public:
     // a field value: no CR/LF smuggled into a head), EEXIST (present and
     // allow_dup == 0), ENOBUFS (over the count or byte limit).
     int insert(std::string_view name, std::string_view value, int allow_dup = 0);
+    // Appends a field whose name and value the caller has already validated
+    // (the parser) or made itself (the library's own headers): no checks
+    // but the limits (-1 ENOBUFS). Duplicates are kept.
+    int append_valid(std::string_view name, std::string_view value);
     // Replaces every field of this name by one (insert if absent); as insert.
     int set(std::string_view name, std::string_view value);
     // Removes every field of this name; how many were removed.
     size_t erase(std::string_view name);
+    // Empties the set. The fields' strings keep their storage for the next
+    // message on the connection: steady state allocates nothing.
     void clear() {
-        fields_.clear();
+        n_ = 0;
         bytes_ = 0;
     }
 
@@ -58,16 +64,19 @@ public:
     int content_length(uint64_t len);
 
     const_iterator begin() const { return fields_.begin(); }
-    const_iterator end() const { return fields_.end(); }
-    size_t size() const { return fields_.size(); }
-    bool empty() const { return fields_.empty(); }
+    const_iterator end() const { return fields_.begin() + n_; }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
     size_t bytes() const { return bytes_; }  // of "name: value\r\n" text
 
     // Appends "name: value\r\n" for each field.
     void serialize(std::string* out) const;
 
 private:
-    std::vector<Field> fields_;
+    Field& fill_next(std::string_view name, std::string_view value);
+
+    std::vector<Field> fields_;  // [0, n_) are the fields; the rest keep storage
+    size_t n_ = 0;
     uint16_t max_count_;
     size_t max_bytes_;
     size_t bytes_ = 0;
