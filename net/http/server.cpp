@@ -40,9 +40,15 @@ std::string_view request_path(const Request& req) {
     return slash == p.npos ? std::string_view("/") : p.substr(slash);
 }
 
-// "/a" matches "/a" and "/a/b", not "/ab"; "/a/" matches "/a/b".
-bool pattern_matches(std::string_view pattern, std::string_view path) {
+// "/a" matches "/a" and "/a/b", not "/ab"; "/a/" matches "/a/b"; "=/a"
+// matches "/a" only. *remain: the path after the pattern.
+bool pattern_matches(std::string_view pattern, std::string_view path, std::string_view* remain) {
+    if (pattern[0] == '=') {
+        *remain = {};
+        return path == pattern.substr(1);
+    }
     if (path.size() < pattern.size() || path.compare(0, pattern.size(), pattern) != 0) return false;
+    *remain = path.substr(pattern.size());
     return path.size() == pattern.size() || pattern.back() == '/' || path[pattern.size()] == '/';
 }
 
@@ -154,9 +160,9 @@ void HTTPServerImpl::add_handler(HTTPHandler* handler, bool ownership, std::stri
 
 int HTTPServerImpl::dispatch(Request& req, Response& resp) {
     std::string_view path = request_path(req);
+    std::string_view remain;
     for (auto& r : routes_)
-        if (pattern_matches(r.pattern, path))
-            return r.call(req, resp, path.substr(r.pattern.size()));
+        if (pattern_matches(r.pattern, path, &remain)) return r.call(req, resp, remain);
     if (default_.set()) return default_.call(req, resp, path);
     simple_response(static_cast<ServerResponse&>(resp), 404);
     return 0;

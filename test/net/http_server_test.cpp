@@ -135,6 +135,7 @@ std::string chunked(std::initializer_list<std::string_view> pieces) {
 
 TEST_P(HttpServer, DispatchesByPathPrefixInTheOrderAdded) {
     serve({}, [](HTTPServer* s) {
+        s->add_handler(new tagged("=E"), true, "=/e/x");  // exact
         s->add_handler(new tagged("AB"), true, "/a/b");
         s->add_handler(new tagged("A"), true, "/a");
         s->add_handler(new tagged("C/"), true, "/c/");
@@ -160,6 +161,11 @@ TEST_P(HttpServer, DispatchesByPathPrefixInTheOrderAdded) {
         {"/c", 404, nullptr},
         {"/", 404, nullptr},
         {"http://example.com/a/z?x", 200, "A|/z"},
+        {"/e/x", 200, "=E|"},
+        {"/e/x?q", 200, "=E|"},
+        {"/e/x/", 404, nullptr},
+        {"/e/xy", 404, nullptr},
+        {"/e", 404, nullptr},
     };
     for (auto& t : cases) {
         std::string body;
@@ -178,7 +184,7 @@ TEST_P(HttpServer, DispatchesByPathPrefixInTheOrderAdded) {
     EXPECT_EQ("D|/zzz", body);
     EXPECT_EQ(200, c.request(head("OPTIONS", "*"), &body));
     EXPECT_EQ("D|*", body);
-    EXPECT_EQ(5, g_tagged_alive.load());
+    EXPECT_EQ(6, g_tagged_alive.load());  // five owned, and def
     tcp.reset();
     http.reset();
     EXPECT_EQ(1, g_tagged_alive.load());  // only `def`, which it did not own

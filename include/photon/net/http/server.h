@@ -75,8 +75,8 @@ public:
 
     // Handlers are matched in the order added; a pattern matches a path it
     // prefixes ("/a/" matches "/a/b"; "/a" matches "/a" and "/a/b", not
-    // "/ab"). The path is the target's, without the query and undecoded (of
-    // an absolute-form target, its path). The empty pattern sets the
+    // "/ab"); extension: "=/a" matches exactly "/a" (remain ""). The path is the target's, without
+    // the query and undecoded (of an absolute-form target, its path). The empty pattern sets the
     // default, used when none matches (it also gets CONNECT's authority and
     // OPTIONS' "*"); without one the answer is 404. Add handlers before
     // serving; owned ones are deleted with the server.
