@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """http-perf against nginx, serving static files to wrk on loopback.
 
-Usage: tools/http-bench.py [--build build] [--rounds 3] [--duration 10] [--conns 100]
+Usage: tools/http-bench.py [--build build] [--rounds 5] [--duration 8] [--conns 100]
                            [--server-cpu 0] [--client-cpu 1] [--only 4k,100k,https-4k]
                            [--photon epoll,io_uring]
 
-Each server (nginx with one worker process, then http-perf on each engine) runs
-pinned to --server-cpu with wrk (-t1) pinned to --client-cpu; every file is
-loaded for --duration seconds after a 1 s warm-up, in rounds that alternate the
-servers. Reported: medians over the rounds of wrk's requests/s and of the
-server's CPU time (utime + stime from /proc) per request, and the ratio to
-nginx in the same round. nginx is tuned as a careful operator would:
-sendfile, tcp_nopush, no access log, unbounded keep-alive, open_file_cache.
+All servers (nginx with one worker process; http-perf on each engine, plain
+and HTTPS) run at once, pinned to --server-cpu, idle but for the one under
+load; wrk (-t1) runs pinned to --client-cpu. Each round loads every case on
+every server back to back (1 s warm-up, then --duration seconds), so a
+case's servers are compared within the same minute. Reported per case and
+server: medians over the rounds of wrk's requests/s and of the server's CPU
+time (utime + stime from /proc) per request, and the median over the rounds
+of the ratio to nginx in the same round. nginx is tuned as a careful
+operator would: sendfile, tcp_nopush, no access log, unbounded keep-alive,
+open_file_cache.
 """
 import argparse
 import os
@@ -118,8 +121,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--duration", type=int, default=8)
     ap.add_argument("--conns", type=int, default=100)
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--client-cpu", type=int, default=1)
@@ -148,62 +151,71 @@ def main():
 
     cases = [c for c in args.only.split(",") if c]
     pin = ["taskset", "-c", str(args.server_cpu)]
-
-    def servers():
+    port, tls_port = free_port(), free_port()
+    conf = os.path.join(tmp, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX_CONF.format(
+            tmp=tmp, www=www, port=port,
+            tls_listen=(f"listen 127.0.0.1:{tls_port} ssl; ssl_certificate {cert}; "
+                        f"ssl_certificate_key {key};")))
+    servers = [Server("nginx", pin + [nginx, "-p", tmp, "-c", conf], port, tls_port)]
+    for engine in args.photon.split(","):
         port, tls_port = free_port(), free_port()
-        conf = os.path.join(tmp, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(NGINX_CONF.format(
-                tmp=tmp, www=www, port=port,
-                tls_listen=(f"listen 127.0.0.1:{tls_port} ssl; ssl_certificate {cert}; "
-                            f"ssl_certificate_key {key};")))
-        yield Server("nginx", pin + [nginx, "-p", tmp, "-c", conf], port, tls_port), port, tls_port
-        for engine in args.photon.split(","):
-            port, tls_port = free_port(), free_port()
-            base = pin + [perf, f"-serve_dir={www}", "-ip=127.0.0.1", f"-event_engine={engine}"]
-            yield (Server(f"photon-{engine}", base + [f"-port={port}"], port),
-                   port, None)
-            if "https-4k" in cases:
-                yield (Server(f"photon-{engine}-tls", base + [f"-port={tls_port}",
-                                                               f"-cert={cert}", f"-key={key}"],
-                              tls_port), None, tls_port)
+        base = pin + [perf, f"-serve_dir={www}", "-ip=127.0.0.1", f"-event_engine={engine}"]
+        servers.append(Server(f"photon-{engine}", base + [f"-port={port}"], port))
+        tls = Server(f"photon-{engine}-tls",
+                     base + [f"-port={tls_port}", f"-cert={cert}", f"-key={key}"], None, tls_port)
+        servers.append(tls)
 
-    results = {}  # (case, server) -> [(rps, cpu_us, errors)]
-    for rnd in range(args.rounds):
-        for srv, port, tls_port in servers():
-            name = srv.name.replace("-tls", "")
-            with srv:
-                for case in cases:
-                    https = case.startswith("https-")
-                    p = tls_port if https else port
-                    if not p:
+    def target(srv, case):
+        https = case.startswith("https-")
+        p = srv.tls_port if https else srv.port
+        if not p:
+            return None
+        return f"{'https' if https else 'http'}://127.0.0.1:{p}/{case.replace('https-', '')}.bin"
+
+    results = {}  # (case, server name) -> [(rps, cpu_us, errors, ratio)]
+    started = []
+    try:
+        for srv in servers:
+            started.append(srv.__enter__())
+        for rnd in range(args.rounds):
+            for case in cases:
+                base_rps = None
+                for srv in servers:
+                    url = target(srv, case)
+                    if not url:
                         continue
-                    scheme = "https" if https else "http"
-                    url = f"{scheme}://127.0.0.1:{p}/{case.replace('https-', '')}.bin"
+                    name = srv.name.replace("-tls", "")
                     wrk(url, argparse.Namespace(**{**vars(args), "duration": 1}))  # warm-up
                     c0 = cpu_seconds(srv.proc.pid)
                     rps, total, errors = wrk(url, args)
                     cpu_us = (cpu_seconds(srv.proc.pid) - c0) * 1e6 / max(total, 1)
-                    results.setdefault((case, name), []).append((rps, cpu_us, errors))
+                    if name == "nginx":
+                        base_rps, base_cpu = rps, cpu_us
+                    ratio = (rps / base_rps, cpu_us / base_cpu) if base_rps else (1.0, 1.0)
+                    results.setdefault((case, name), []).append((rps, cpu_us, errors, ratio))
                     print(f"round {rnd + 1} {case:9} {name:16} {rps:10.0f} req/s "
-                          f"{cpu_us:6.2f} CPU-us/req errors={errors}", flush=True)
+                          f"{cpu_us:6.2f} CPU-us/req errors={errors} "
+                          f"(x{ratio[0]:.2f} req/s, x{ratio[1]:.2f} CPU vs nginx)", flush=True)
+    finally:
+        for srv in started:
+            srv.__exit__(None, None, None)
 
     print(f"\nmedians of {args.rounds} rounds, wrk -t1 -c{args.conns} -d{args.duration}s, "
-          f"server on CPU {args.server_cpu}, wrk on CPU {args.client_cpu}")
-    print(f"| case | server | req/s | x nginx | server CPU-us/req | x nginx | errors |")
+          f"server on CPU {args.server_cpu}, wrk on CPU {args.client_cpu}; ratios: median of "
+          f"the per-round ratios to nginx")
+    print("| case | server | req/s | x nginx | server CPU-us/req | x nginx | errors |")
     print("|---|---|---|---|---|---|---|")
     for case in cases:
-        base = results.get((case, "nginx"))
         for (c, name), rows in results.items():
             if c != case:
                 continue
-            rps = statistics.median(r[0] for r in rows)
-            cpu = statistics.median(r[1] for r in rows)
-            err = sum(r[2] for r in rows)
-            brps = statistics.median(r[0] for r in base) if base else float("nan")
-            bcpu = statistics.median(r[1] for r in base) if base else float("nan")
-            print(f"| {case} | {name} | {rps:.0f} | {rps / brps:.2f} | {cpu:.2f} | "
-                  f"{cpu / bcpu:.2f} | {err} |")
+            med = lambda i: statistics.median(r[i] for r in rows)
+            rr = statistics.median(r[3][0] for r in rows)
+            cr = statistics.median(r[3][1] for r in rows)
+            print(f"| {case} | {name} | {med(0):.0f} | {rr:.2f} | {med(1):.2f} | {cr:.2f} | "
+                  f"{sum(r[2] for r in rows)} |")
     shutil.rmtree(tmp, ignore_errors=True)
 
 
