@@ -86,7 +86,9 @@ TEST_P(Posixaio, InterruptCancelsQueuedRequestsAndWaitsForRunningOnes) {
     for (auto& t : tasks) t.join();
     EXPECT_EQ(0, other);
     EXPECT_EQ(kN, full + cancelled);
-    EXPECT_GT(cancelled, 0);
+#ifndef PHOTON_TEST_EMULATED
+    EXPECT_GT(cancelled, 0);  // under an emulator the helpers may drain the queue first
+#endif
     ::close(fd);
 }
 

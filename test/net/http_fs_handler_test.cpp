@@ -364,8 +364,21 @@ protected:
     std::unique_ptr<client> connect() {
         return std::unique_ptr<client>(new client(new_tcp_socket_client(), server->ep()));
     }
+    // libaio needs O_DIRECT (not on tmpfs) and a kernel AIO that works (not
+    // under a user-mode emulator, nor in a build without libaio: ENOSYS).
     bool libaio_unusable(const fs_kind& k) {
-        return k.name == "localfs-libaio" && t->dir.on_tmpfs();
+        if (k.name != "localfs-libaio") return false;
+        if (t->dir.on_tmpfs()) return true;
+        static const bool works = [&] {
+            std::unique_ptr<fs::IFileSystem> f(k.make(t->root));
+            std::unique_ptr<fs::IFile> file(f ? f->open("/4k.bin", O_RDONLY) : nullptr);
+            void* buf = nullptr;
+            if (!file || posix_memalign(&buf, 4096, 4096) != 0) return false;
+            bool ok = file->pread(buf, 4096, 0) == 4096;
+            free(buf);
+            return ok;
+        }();
+        return !works;
     }
 
     std::unique_ptr<tree> t;
