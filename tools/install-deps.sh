@@ -18,8 +18,11 @@ packages=(
     libgtest-dev libgmock-dev googletest libgflags-dev
     liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev
     clang clang-format libclang-rt-14-dev valgrind
-    curl openssl python3 nginx wrk apache2-utils  # peers of the HTTP/TLS tests and benchmarks
 )
+# Peers of the HTTP/TLS tests and benchmarks (tests skip without them): installed in a second
+# apt-get call, so that one of them failing (a service that cannot start) costs nothing else.
+peers=(curl openssl python3 nginx wrk apache2-utils)
+packages+=("${peers[@]}")
 
 check_only=0
 case "${1:-}" in
@@ -62,11 +65,23 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-if apt-get update </dev/null &&
-    apt-get install -y --no-install-recommends "${missing[@]}" </dev/null; then
-    echo "install-deps: installed ${missing[*]}"
+core_missing=() peers_missing=()
+for p in "${missing[@]}"; do
+    if [[ " ${peers[*]} " == *" $p "* ]]; then peers_missing+=("$p"); else core_missing+=("$p"); fi
+done
+apt_install() {
+    [ "$#" -gt 0 ] || return 0
+    if apt-get install -y --no-install-recommends "$@" </dev/null; then
+        echo "install-deps: installed $*"
+    else
+        # No network or no mirror: carry on with what is there. A missing required tool or
+        # library fails at configure time; a missing optional library switches its part off.
+        echo "install-deps: WARNING: apt-get failed; continuing without: $*" >&2
+    fi
+}
+if apt-get update </dev/null; then
+    apt_install "${core_missing[@]}"
+    apt_install "${peers_missing[@]}"
 else
-    # No network or no mirror: carry on with what is there. A missing required tool or
-    # library fails at configure time; a missing optional library switches its part off.
-    echo "install-deps: WARNING: apt-get failed; continuing without: ${missing[*]}" >&2
+    echo "install-deps: WARNING: apt-get update failed; continuing without: ${missing[*]}" >&2
 fi
