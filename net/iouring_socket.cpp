@@ -40,7 +40,9 @@ bool on_iouring_master() { return master_event_engine_kind() == INIT_EVENT_IOURI
 
 class IouringSocketStream : public KernelSocketStream {
 public:
-    using KernelSocketStream::KernelSocketStream;
+    // Its receives are ring operations, which would hold a read-ahead
+    // buffer while they wait: none.
+    explicit IouringSocketStream(int fd) : KernelSocketStream(fd) { read_ahead_on_ = false; }
 
 protected:
     ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) override;

@@ -12,6 +12,8 @@
 #include <photon/net/socket.h>
 #include <photon/thread/thread.h>
 
+#include "read_ahead.h"
+
 namespace photon {
 namespace net {
 
@@ -63,6 +65,9 @@ public:
     int getsockname(char* path, size_t count) override;
     int getpeername(char* path, size_t count) override;
 
+    // Bytes read from the kernel that no caller has taken yet (read_ahead.h).
+    size_t buffered() const { return ahead_.size(); }
+
 protected:
     // One transfer each, parking on EAGAIN until the stream's deadline.
     virtual ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t);
@@ -76,6 +81,9 @@ protected:
     ssize_t transfer(bool& short_before, uint32_t event, const struct iovec* iov, int iovcnt,
                      int flags, Timeout t, bool sending);
     ssize_t syscall_once(const struct iovec* iov, int iovcnt, int flags, bool sending);
+    // A receive through the read-ahead buffer when it applies, else recv_once.
+    ssize_t recv_some(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+    ssize_t recv_ahead(const struct iovec* iov, int iovcnt, int flags, Timeout t);
 
     int fd_;
     uint64_t timeout_ = -1;
@@ -83,6 +91,10 @@ protected:
     int write_err_ = 0;        // likewise for writes
     bool recv_short_ = false;  // the last recv drained the receive queue
     bool send_short_ = false;  // the last send filled the send buffer
+    // Small reads go through ahead_; flavours whose receive is not a
+    // readiness-driven recv(2) (io_uring) turn it off.
+    bool read_ahead_on_ = true;
+    read_ahead ahead_;
 };
 
 // Makes the stream for a connected or accepted fd; the flavours override it.

@@ -49,6 +49,7 @@ KernelSocketStream::~KernelSocketStream() {
 }
 
 int KernelSocketStream::close() {
+    ahead_.drop();
     if (fd_ < 0) return 0;
     int r = close_watched_fd(fd_);
     fd_ = -1;
@@ -100,15 +101,62 @@ ssize_t KernelSocketStream::send_once(const struct iovec* iov, int iovcnt, int f
     return transfer(send_short_, kWrite, iov, iovcnt, flags | MSG_NOSIGNAL, t, true);
 }
 
+// Buffered bytes come first (MSG_PEEK leaves them there). Then a small
+// plain read goes through the read-ahead buffer; anything else (large
+// reads, other flags) goes to the kernel as asked.
+ssize_t KernelSocketStream::recv_some(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+    if (ahead_.size()) {
+        size_t n = ahead_.take(iov, iovcnt, flags & MSG_PEEK);
+        if (!(flags & MSG_WAITALL) || n == iov_bytes(iov, iovcnt)) return (ssize_t)n;
+        iov_scratch rest(iov, iovcnt);
+        int cnt = iovcnt;
+        struct iovec* v = iov_advance(rest.v, cnt, n);
+        ssize_t r = recv_once(v, cnt, flags, t);
+        if (r < 0) read_err_ = errno;  // reported by the next call
+        return (ssize_t)n + (r > 0 ? r : 0);
+    }
+    if (read_ahead_on_ && !(flags & ~MSG_DONTWAIT) &&
+        iov_bytes(iov, iovcnt) < read_ahead::kSmallRead)
+        return recv_ahead(iov, iovcnt, flags, t);
+    return recv_once(iov, iovcnt, flags, t);
+}
+
+// Parks (holding no buffer) until the socket is readable, then takes what
+// the kernel has, up to read_ahead::kSize, and hands out the front.
+ssize_t KernelSocketStream::recv_ahead(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+    bool dontwait = flags & MSG_DONTWAIT;
+    bool wait = recv_short_ && !dontwait;
+    recv_short_ = false;
+    while (true) {
+        if (wait && wait_for_fd(fd_, kRead, t) < 0) return -1;
+        char* b = ahead_.acquire();
+        if (!b) return recv_once(iov, iovcnt, flags, t);  // no memory: unbuffered
+        ssize_t r = ::recv(fd_, b, read_ahead::kSize, MSG_DONTWAIT);
+        int e = errno;
+        ahead_.filled(r);
+        if (r > 0) {
+            recv_short_ = (size_t)r < read_ahead::kSize;
+            return (ssize_t)ahead_.take(iov, iovcnt, false);
+        }
+        if (r == 0) return 0;
+        errno = e;
+        if (e == EINTR) {
+            wait = false;
+            continue;
+        }
+        if ((e != EAGAIN && e != EWOULDBLOCK) || dontwait) return -1;
+        wait = true;
+    }
+}
+
 ssize_t KernelSocketStream::recv(void* buf, size_t count, int flags) {
-    if (take_deferred(read_err_)) return -1;
     struct iovec iov = {buf, count};
-    return recv_once(&iov, 1, flags, Timeout(timeout_));
+    return recv(&iov, 1, flags);
 }
 
 ssize_t KernelSocketStream::recv(const struct iovec* iov, int iovcnt, int flags) {
-    if (take_deferred(read_err_)) return -1;
-    return recv_once(iov, iovcnt, flags, Timeout(timeout_));
+    if (!ahead_.size() && take_deferred(read_err_)) return -1;
+    return recv_some(iov, iovcnt, flags, Timeout(timeout_));
 }
 
 ssize_t KernelSocketStream::send(const void* buf, size_t count, int flags) {
@@ -140,10 +188,10 @@ bool KernelSocketStream::take_deferred(int& err) {
 }
 
 ssize_t KernelSocketStream::readv_mutable(struct iovec* iov, int iovcnt) {
-    if (take_deferred(read_err_)) return -1;
+    if (!ahead_.size() && take_deferred(read_err_)) return -1;
     Timeout t(timeout_);  // one deadline for the whole call
     return doio_all(
-        iov, iovcnt, [&](struct iovec* v, int n) { return recv_once(v, n, 0, t); }, &read_err_);
+        iov, iovcnt, [&](struct iovec* v, int n) { return recv_some(v, n, 0, t); }, &read_err_);
 }
 
 ssize_t KernelSocketStream::write(const void* buf, size_t count) {

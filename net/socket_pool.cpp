@@ -20,6 +20,7 @@
 #include <photon/net/utils-stdstring.h>
 #include <photon/thread/thread.h>
 
+#include "kernel_socket.h"
 #include "pooled_stream.h"
 
 namespace photon {
@@ -101,6 +102,7 @@ private:
 // Alive for reuse: a non-blocking peek finds neither EOF, an error nor stray
 // data (a reply nobody read would confuse the next user).
 bool still_idle(ISocketStream* s) {
+    if (auto k = dynamic_cast<KernelSocketStream*>(s); k && k->buffered()) return false;
     int fd = s->get_underlay_fd();
     if (fd < 0) return true;  // not a kernel socket: trust it
     char c;

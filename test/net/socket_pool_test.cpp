@@ -122,6 +122,28 @@ TEST_P(SocketPool, AStreamThatWasShutDownOrHitEofIsNotReused) {
     EXPECT_NE(port, c->getsockname().port);
 }
 
+// The unread rest of a reply may sit in the stream's read-ahead, where a
+// peek at the fd cannot see it: the pool must not lend it out again.
+TEST_P(SocketPool, AStreamWithUnreadBufferedBytesIsNotReused) {
+    make_pool();
+    std::unique_ptr<ISocketStream> c(pool->connect(ep));
+    std::unique_ptr<ISocketStream> a(server->accept());
+    ASSERT_TRUE(c && a);
+    uint16_t port = c->getsockname().port;
+    ASSERT_EQ(4, c->write("ping", 4));
+    char buf[8];
+    ASSERT_EQ(4, a->read(buf, 4));
+    ASSERT_EQ(8, a->write("pongpong", 8));
+    thread_usleep(5000);            // both halves in c's receive queue
+    ASSERT_EQ(4, c->read(buf, 4));  // takes them both, hands out one
+    c.reset();
+    c.reset(pool->connect(ep));  // the check is made here, on reuse
+    std::unique_ptr<ISocketStream> a2(server->accept());
+    ASSERT_TRUE(c && a2);
+    EXPECT_NE(port, c->getsockname().port);
+    EXPECT_TRUE(sees_eof(a.get()));
+}
+
 TEST_P(SocketPool, DropsAConnectionTheServerClosedWhileIdle) {
     make_pool();
     std::unique_ptr<ISocketStream> c(pool->connect(ep));
