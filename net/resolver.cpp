@@ -1,7 +1,9 @@
-// The default Resolver: a TTL cache in front of gethostbyname_nb. Entries
-// belong to the resolver; a miss looks the name up in the calling coroutine
-// (the vCPU keeps running), so two coroutines may look up one name at once
-// and the later answer wins.
+// The default Resolver: a TTL cache in front of gethostbyname_nb (or the
+// lookup_fn of resolver_internal.h). Entries belong to the resolver; a miss
+// looks the name up in the calling coroutine (the vCPU keeps running), so two
+// coroutines may look up one name at once and the later answer wins. A
+// lookup is bounded by the resolver's resolve_timeout and, through
+// resolve_within, by the caller's deadline.
 #include <photon/net/utils.h>
 
 #include <string>
@@ -12,16 +14,21 @@
 #include <photon/common/alog.h>
 #include <photon/thread/thread.h>
 
+#include "resolver_internal.h"
+
 namespace photon {
 namespace net {
 
 namespace {
-class DefaultResolver : public Resolver {
+class DefaultResolver : public TimedResolver {
 public:
-    DefaultResolver(uint64_t ttl, uint64_t timeout) : ttl_(ttl), timeout_(timeout) {}
+    DefaultResolver(uint64_t ttl, uint64_t timeout, lookup_fn fn)
+        : ttl_(ttl), timeout_(timeout), lookup_(fn ? fn : &default_lookup) {}
 
-    IPAddr resolve(std::string_view host) override {
-        const std::vector<IPAddr>* addrs = lookup(host);
+    IPAddr resolve(std::string_view host) override { return resolve_within(host, Timeout()); }
+
+    IPAddr resolve_within(std::string_view host, Timeout timeout) override {
+        const std::vector<IPAddr>* addrs = lookup(host, timeout);
         if (!addrs) return IPAddr();
         for (auto& ip : *addrs)
             if (ip.is_ipv4()) return ip;
@@ -29,7 +36,7 @@ public:
     }
 
     void resolve(std::string_view host, Delegate<void, IPAddr> func) override {
-        const std::vector<IPAddr>* addrs = lookup(host);
+        const std::vector<IPAddr>* addrs = lookup(host, Timeout());
         if (!addrs) return;
         std::vector<IPAddr> copy(*addrs);  // func may call back into us
         for (auto& ip : copy) func(ip);
@@ -52,13 +59,18 @@ private:
         uint64_t expiry;            // in photon::now's clock
     };
 
-    // The cached or freshly found addresses; nullptr with errno.
-    const std::vector<IPAddr>* lookup(std::string_view host) {
+    static int default_lookup(std::string_view name, std::vector<IPAddr>& ret, Timeout timeout) {
+        return gethostbyname_nb(name, ret, timeout);
+    }
+
+    // The cached or freshly found addresses (the lookup bounded by `timeout`
+    // and timeout_, whichever ends first); nullptr with errno.
+    const std::vector<IPAddr>* lookup(std::string_view host, Timeout timeout) {
         std::string key(host);
         auto it = cache_.find(key);
         if (it != cache_.end() && it->second.expiry > __update_now()) return &it->second.addrs;
         std::vector<IPAddr> addrs;
-        int n = gethostbyname_nb(host, addrs, Timeout(timeout_));
+        int n = lookup_(host, addrs, timeout.timeout_at_most(timeout_));
         if (n < 0) return nullptr;  // logged there
         if (addrs.empty()) LOG_ERROR_RETURN(ENOENT, nullptr, "` has no address", host);
         auto& e = cache_[key];  // re-find: others may have changed the map meanwhile
@@ -69,12 +81,17 @@ private:
     }
 
     uint64_t ttl_, timeout_;
+    lookup_fn lookup_;
     std::unordered_map<std::string, entry> cache_;
 };
 }  // namespace
 
 Resolver* new_default_resolver(uint64_t cache_ttl, uint64_t resolve_timeout) {
-    return new DefaultResolver(cache_ttl, resolve_timeout);
+    return new DefaultResolver(cache_ttl, resolve_timeout, nullptr);
+}
+
+TimedResolver* new_timed_resolver(uint64_t cache_ttl, uint64_t resolve_timeout, lookup_fn lookup) {
+    return new DefaultResolver(cache_ttl, resolve_timeout, lookup);
 }
 
 }  // namespace net

@@ -104,16 +104,22 @@ ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind
     return wrap_tls(leg, t.host, deadline);
 }
 
+lookup_fn Dialer::lookup_for_tests = nullptr;
+
+// The lookup runs off the vCPU (gethostbyname_nb's helper thread) and is
+// given up at the deadline with ETIMEDOUT; its late answer is dropped there.
 IPAddr Dialer::resolve(std::string_view host, const Timeout& deadline) {
     std::string name(host);
     IPAddr ip(name.c_str());
     if (!ip.undefined() || name == "0.0.0.0") return ip;  // a literal
+    lookup_fn lookup = lookup_for_tests;
     if (at_home()) {
-        if (!resolver_) resolver_.reset(new_default_resolver(3600ULL * 1000 * 1000));
-        return resolver_->resolve(host);
+        if (!resolver_) resolver_.reset(new_timed_resolver(3600ULL * 1000 * 1000, -1, lookup));
+        return resolver_->resolve_within(host, deadline);
     }
     std::vector<IPAddr> addrs;
-    if (gethostbyname_nb(host, addrs, deadline) <= 0 || addrs.empty()) {
+    int n = lookup ? lookup(host, addrs, deadline) : gethostbyname_nb(host, addrs, deadline);
+    if (n <= 0 || addrs.empty()) {
         if (errno == 0) errno = ENOENT;
         return IPAddr();
     }

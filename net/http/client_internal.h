@@ -12,6 +12,8 @@
 #include <photon/net/socket.h>
 #include <photon/net/utils.h>
 
+#include "../resolver_internal.h"
+
 namespace photon {
 struct vcpu_base;
 namespace net {
@@ -133,6 +135,13 @@ public:
     ISocketStream* dial(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
                         const Timeout& deadline);
 
+    // Test seam: how every Dialer looks host names up, bounded by the
+    // operation's deadline (through the DNS cache on the home vCPU, directly
+    // elsewhere). nullptr: gethostbyname_nb. A test may set it to a slow or
+    // scripted lookup before it makes a client, and clear it after deleting
+    // that client; nothing else writes it.
+    static lookup_fn lookup_for_tests;
+
 private:
     bool at_home();
     ISocketStream* connect_host(std::string_view host, uint16_t port, bool secure,
@@ -145,7 +154,7 @@ private:
     TLSContext* tls_ctx_;
     vcpu_base* home_ = nullptr;
     // Home vCPU only:
-    std::unique_ptr<Resolver> resolver_;
+    std::unique_ptr<TimedResolver> resolver_;
     std::unique_ptr<ISocketClient> tcp_;
     std::vector<IPAddr> tcp_bind_ips_;   // tcp_'s
     std::unique_ptr<ISocketPool> pool_;  // declared last: goes first

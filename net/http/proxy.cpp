@@ -113,15 +113,20 @@ private:
     bool own_;
 };
 
-// Copies from -> to until either ends; then ends both (the tunnel is over).
-void relay(ISocketStream* from, ISocketStream* to) {
+// One direction of a tunnel: copies from -> to until from's EOF, which it
+// passes on as a write shutdown of `to` (half-close: the peer behind `to`
+// sees EOF while the other direction goes on). An error in either stream
+// shuts both down both ways, which ends the other direction too. True at EOF.
+bool relay(ISocketStream* from, ISocketStream* to) {
     constexpr size_t kBuf = 32 * 1024;
     std::unique_ptr<char[]> buf(new char[kBuf]);
     ssize_t n;
     while ((n = from->recv(buf.get(), kBuf)) > 0)
         if (to->write(buf.get(), n) != n) break;
+    if (n == 0 && to->shutdown(ShutdownHow::Write) == 0) return true;
     (void)from->shutdown(ShutdownHow::ReadWrite);
     (void)to->shutdown(ShutdownHow::ReadWrite);
+    return false;
 }
 
 class ForwardProxyHandler : public HTTPHandler {
@@ -178,13 +183,15 @@ private:
         if (!down) return -1;
         down->timeout(timeout_);  // each read or write of the tunnel
         up->timeout(timeout_);
+        // Both directions run until each ended (EOF passed on) or one failed;
+        // only then are the streams closed.
         ISocketStream* u = up.get();
         thread* th = thread_create11(&relay, u, down);
         if (!th) return -1;
         join_handle* jh = thread_enable_join(th);
         relay(down, u);
         thread_join(jh);
-        return -1;  // the connection was the tunnel's
+        return -1;  // the connection was the tunnel's: the server closes it
     }
 
     std::unique_ptr<Client> client_;

@@ -287,6 +287,66 @@ TEST_P(HttpProxy, ForwardProxyTunnelsHttpsWithConnect) {
     thread_usleep(10 * 1000);  // tunnel coroutines see their ends before the contexts go
 }
 
+// An upstream that reads until EOF, then answers "got <n>\n" and what it
+// read, and closes: it needs the client's half-close to come through.
+struct reply_after_eof {
+    std::unique_ptr<ISocketServer> tcp{scripted_server::listening_tcp()};
+    int served = 0;
+    reply_after_eof() {
+        tcp->set_handler({this, &reply_after_eof::serve});
+        tcp->start_loop(false);
+    }
+    ~reply_after_eof() { tcp->terminate(); }
+    uint16_t port() { return tcp->getsockname().port; }
+    int serve(ISocketStream* s) {
+        s->timeout(kLongUs);
+        std::string got;
+        char buf[16384];
+        ssize_t n;
+        while ((n = s->recv(buf, sizeof(buf))) > 0) got.append(buf, n);
+        if (n < 0) return -1;
+        std::string r = "got " + std::to_string(got.size()) + "\n" + got;
+        if (s->write(r.data(), r.size()) != (ssize_t)r.size()) return -1;
+        served++;
+        return 0;
+    }
+};
+
+TEST_P(HttpProxy, ForwardProxyTunnelPassesHalfCloseOn) {
+    reply_after_eof up;
+    http_server proxy(new_default_forward_proxy_handler(5 * 1000 * 1000));
+    std::unique_ptr<ISocketClient> cli(new_tcp_socket_client());
+    ASSERT_TRUE(cli);
+    cli->timeout(kLongUs);
+    std::unique_ptr<ISocketStream> s(cli->connect(EndPoint(IPAddr("127.0.0.1"), proxy.port())));
+    ASSERT_TRUE(s) << strerror(errno);
+    std::string where = "127.0.0.1:" + std::to_string(up.port());
+    std::string head = "CONNECT " + where + " HTTP/1.1\r\nHost: " + where + "\r\n\r\n";
+    ASSERT_EQ((ssize_t)head.size(), s->write(head.data(), head.size()));
+    std::string got;
+    char buf[16384];
+    for (int i = 0; i < 100 && got.find("\r\n\r\n") == got.npos; i++) {
+        ssize_t n = s->recv(buf, sizeof(buf));
+        if (n <= 0) break;
+        got.append(buf, n);
+    }
+    ASSERT_EQ(0u, got.find("HTTP/1.1 200 ")) << got;
+    got.erase(0, got.find("\r\n\r\n") + 4);
+    const std::string data = pattern(100000, 4);
+    ASSERT_EQ((ssize_t)data.size(), s->write(data.data(), data.size()));
+    ASSERT_EQ(0, s->shutdown(ShutdownHow::Write));  // our half-close; the reply still comes
+    for (int i = 0; i < 1000; i++) {
+        ssize_t n = s->recv(buf, sizeof(buf));
+        ASSERT_GE(n, 0) << strerror(errno);
+        if (n == 0) break;
+        got.append(buf, n);
+    }
+    EXPECT_TRUE("got 100000\n" + data == got) << got.size() << " bytes: " << got.substr(0, 40);
+    EXPECT_EQ(1, up.served);
+    s.reset();
+    EXPECT_TRUE(wait_for([&] { return proxy.connections() == 0; }));  // both ends closed
+}
+
 TEST_P(HttpProxy, ForwardProxyServesCurl) {
     if (!have_tool("curl")) GTEST_SKIP() << "curl is not installed";
     scripted_server up(echo(""));
