@@ -283,7 +283,9 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
         (void)resp.headers.insert("Connection", "keep-alive");
 
     c.stream.hold_next();
+    c.in_handler = true;
     int ret = dispatch(req, resp);
+    c.in_handler = false;
     if (c.stream.taken_over()) {  // the handler spoke for itself: nothing to add
         (void)c.stream.flush();
         return 0;
@@ -339,11 +341,16 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
         if (!req.body_done()) linger(c);
         return 0;
     }
-    if (drain && !drain_body(c)) return 0;
+    if (drain && !drain_body(c)) {
+        // stop() interrupted it: the answer is out, the connection ends.
+        if (stopping_.load(std::memory_order_relaxed)) linger(c);
+        return 0;
+    }
     return c.stream.flush() < 0 ? -1 : 1;
 }
 
 bool HTTPServerImpl::drain_body(Connection& c) {
+    c.reader.drain();  // stop() interrupts it
     char buf[8192];
     uint64_t total = 0;
     while (total <= kDrainLimit) {

@@ -65,6 +65,14 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             }
             w = WaitState::Head;
             break;
+        case Phase::Drain:
+            if (c_->stopping->load(std::memory_order_relaxed)) {
+                errno = ECANCELED;
+                return -1;
+            }
+            tm = c_->opts.body_timeout;
+            w = WaitState::Drain;
+            break;
         default:
             tm = c_->stream.taken_over() ? c_->stream.timeout() : c_->opts.body_timeout;
             break;
@@ -281,11 +289,30 @@ bool closing_after(const Connection& c) {
            req.body_left() > (int64_t)kDrainLimit;
 }
 
+ssize_t ServerResponse::write(const void* buf, size_t count) {
+    body_write_ = !head_sent_;
+    ssize_t r = Response::write(buf, count);
+    body_write_ = false;
+    return r;
+}
+
+ssize_t ServerResponse::writev(const struct iovec* iov, int iovcnt) {
+    body_write_ = !head_sent_;
+    ssize_t r = Response::writev(iov, iovcnt);
+    body_write_ = false;
+    return r;
+}
+
 int ServerResponse::start_line(std::string* out) const {
     if (closing_after(*conn) && !list_has_token(headers["Connection"], "close")) {
         // The object is not const: send_header() serializes the fields next.
         (void)const_cast<Headers&>(headers).set("Connection", "close");
     }
+    // A head with a Content-Length is held for its (soon written) body; one
+    // whose body has no known length may wait for its first bytes (an event
+    // stream), so a head a running handler sends by itself leaves now.
+    bool sized = headers.has("Content-Length") && !headers.has("Transfer-Encoding");
+    if (conn->in_handler && !body_write_ && !sized) conn->stream.hold_none();
     return Response::start_line(out);
 }
 

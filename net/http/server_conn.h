@@ -23,8 +23,9 @@ namespace server_detail {
 struct Connection;
 
 // Where a blocked read of the connection is: stop() interrupts the reads
-// that wait for a request (Idle, Head), never a handler's.
-enum class WaitState : uint8_t { None, Idle, Head };
+// that wait for a request (Idle, Head) and the server's drain of a body the
+// handler left unread (Drain), never a handler's.
+enum class WaitState : uint8_t { None, Idle, Head, Drain };
 
 // An unread body up to this size is read and dropped to keep the connection;
 // a larger one closes it.
@@ -49,6 +50,9 @@ public:
     void head();
     // Reading a body: body_timeout per read.
     void body() { phase_ = Phase::Body; }
+    // The server reads and drops the rest of a body: as body(), and stop()
+    // interrupts it (ECANCELED).
+    void drain() { phase_ = Phase::Drain; }
     bool head_started() const { return phase_ != Phase::Idle; }
     // The last read failed with ETIMEDOUT.
     bool timed_out() const { return timed_out_; }
@@ -60,7 +64,7 @@ public:
     int close() override { return 0; }
 
 private:
-    enum class Phase : uint8_t { Idle, Head, Body };
+    enum class Phase : uint8_t { Idle, Head, Body, Drain };
     static ssize_t enosys() {
         errno = ENOSYS;
         return -1;
@@ -77,7 +81,9 @@ private:
 // hands out. It holds the first write of a response (its head) and sends it
 // with the next write, so a head and its body leave in one writev; the
 // server flushes what is held when the response is complete, and so does
-// any read or sendfile. Each write is bounded by send_timeout. Once a
+// any read or sendfile. ServerResponse lets a head go at once when a
+// running handler sends it alone without a Content-Length (an event stream
+// that waits for its first event). Each write is bounded by send_timeout. Once a
 // handler took the connection over, reads serve the buffered bytes first and
 // the handler's timeout() bounds reads and writes.
 class ConnStream : public ISocketStream {
@@ -86,6 +92,9 @@ public:
 
     // Holds the next write (up to kMaxHold bytes) until the one after it.
     void hold_next() { hold_ = true; }
+    // The next write goes out at once (a head whose body may be long in
+    // coming).
+    void hold_none() { hold_ = false; }
     // Sends what is held: 0 or -1 with errno. `flags` go to the send (e.g.
     // MSG_MORE before a sendfile).
     int flush(int flags = 0);
@@ -160,10 +169,19 @@ public:
     bool head_sent() const { return head_sent_; }
     bool may_have_body() const { return body_allowed(); }
 
+    // Body writes: a head they send goes out with their bytes.
+    ssize_t write(const void* buf, size_t count) override;
+    ssize_t writev(const struct iovec* iov, int iovcnt) override;
+
 protected:
     // Called as the head is serialized (by the handler's first write, or by
-    // the server): the last moment to say "Connection: close".
+    // the server): the last moment to say "Connection: close", and where a
+    // head without a Content-Length that a running handler sends by itself
+    // (send_header()) is let go at once.
     int start_line(std::string* out) const override;
+
+private:
+    bool body_write_ = false;  // the head being sent comes with body bytes
 };
 
 // Whether the connection will close after the response being sent, as far as
@@ -178,6 +196,7 @@ struct Connection : public intrusive_list_node<Connection> {
     const std::atomic<bool>* const stopping;  // the server's
     photon::thread* const th;                 // the coroutine serving it
     std::atomic<WaitState> wait{WaitState::None};
+    bool in_handler = false;  // a handler is running
     ReadSide reader;
     ConnStream stream;
     InputBuffer in;

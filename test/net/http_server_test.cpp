@@ -3,6 +3,7 @@
 // unread), every parser error status, timeouts (slowloris, idle), failing
 // and short handlers, vanishing peers, HEAD / HTTP/1.0, and stop().
 #include <atomic>
+#include <chrono>
 #include <string>
 
 #include <photon/common/timeout.h>
@@ -55,6 +56,7 @@ struct handlers {
         s->add_handler({this, &handlers::info}, "/info");
         s->add_handler({this, &handlers::status}, "/status/");
         s->add_handler({this, &handlers::chunks_fail}, "/chunks-fail");
+        s->add_handler({this, &handlers::events}, "/events");
     }
     // The request body back; a failed read fails the request.
     int echo(Request& req, Response& resp, std::string_view) {
@@ -104,6 +106,17 @@ struct handlers {
         EXPECT_EQ(-1, resp.write("body", 4));
         EXPECT_EQ(EMSGSIZE, errno);
         return 0;
+    }
+    // An event stream: the head at once (no length), then one event after
+    // `event` is signalled (or kLongUs).
+    photon::semaphore event;
+    int events(Request&, Response& resp, std::string_view) {
+        resp.headers.insert("Content-Type", "text/event-stream");
+        resp.headers.insert("Cache-Control", "no-cache");
+        if (resp.send_header() < 0) return -1;
+        (void)event.wait(1, kLongUs);
+        static const char ev[] = "data: one\n\n";
+        return resp.write(ev, sizeof(ev) - 1) == (ssize_t)sizeof(ev) - 1 ? 0 : -1;
     }
     // "<verb> <target> <remain>"
     int info(Request& req, Response& resp, std::string_view remain) {
@@ -721,6 +734,81 @@ TEST_P(HttpServer, TunnelsAfterTakingTheConnectionOver) {
     Request foreign;
     EXPECT_EQ(nullptr, connection_stream(foreign));
     EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_P(HttpServer, StopInterruptsTheDrainOfAnUnreadBody) {
+    // Bodies the handler leaves unread while their client trickles them:
+    // small enough to be drained (a Content-Length, chunked), and one so
+    // large the connection lingers before closing.
+    serve_default();
+    std::string part(4096, 'b');
+    raw_client sized(ep), chunks(ep), large(ep);
+    ASSERT_EQ(200, sized.request(head("POST", "/text", "Content-Length: 1000000\r\n") + part));
+    EXPECT_TRUE(sized.resp.keep_alive());
+    ASSERT_EQ(200, chunks.request(head("POST", "/text", "Transfer-Encoding: chunked\r\n") +
+                                  "1000\r\n" + part + "\r\n"));
+    EXPECT_TRUE(chunks.resp.keep_alive());
+    ASSERT_EQ(200, large.request(head("POST", "/text", "Content-Length: 10000000\r\n") + part));
+    // Each answer went out with the server's first read of what follows:
+    // the three connections now wait for body bytes.
+    ASSERT_EQ(3u, http->connections());
+    tcp->terminate();
+    int stopped = -2;
+    uint64_t took_ms = 0;
+    auto th = photon::thread_enable_join(photon::thread_create11([&] {
+        auto t0 = std::chrono::steady_clock::now();
+        stopped = http->stop(kLongUs);
+        took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
+    }));
+    photon::thread_join(th);
+    EXPECT_EQ(0, stopped);
+    EXPECT_LT(took_ms, 5000u);  // not the stop's 10 s, nor body_timeout's 30 s
+    EXPECT_EQ(0u, http->connections());
+    EXPECT_TRUE(sized.closed());
+    EXPECT_TRUE(chunks.closed());
+    EXPECT_TRUE(large.closed());
+}
+
+TEST_P(HttpServer, SendsAStreamingHeadBeforeTheFirstEvent) {
+    // A handler that sends a head without a length and waits for an event:
+    // the client has the head while the handler waits (chunked for 1.1,
+    // until close for 1.0).
+    serve_default();
+    for (int minor : {1, 0}) {
+        SCOPED_TRACE(minor);
+        raw_client c(ep);
+        ASSERT_TRUE(c.send(minor ? head("GET", "/events")
+                                 : std::string("GET /events HTTP/1.0\r\nHost: t\r\n\r\n")));
+        std::string got;
+        char buf[4096];
+        c.stream()->timeout(3'000'000);  // the event comes only after the head
+        for (int i = 0; i < 20 && got.find("\r\n\r\n") == got.npos; i++) {
+            ssize_t n = c.stream()->recv(buf, sizeof(buf));
+            if (n <= 0) break;
+            got.append(buf, n);
+        }
+        h.event.signal(1);  // the handler goes on either way
+        c.stream()->timeout(kLongUs);
+        size_t end = got.find("\r\n\r\n");
+        ASSERT_NE(got.npos, end) << "no head while the handler waits: " << got;
+        EXPECT_EQ(got.size(), end + 4) << "bytes after the head: " << got;
+        EXPECT_EQ("HTTP/1.1 200", got.substr(0, 12));
+        EXPECT_NE(got.npos, got.find("Content-Type: text/event-stream\r\n"));
+        if (minor) {
+            EXPECT_NE(got.npos, got.find("Transfer-Encoding: chunked\r\n"));
+            std::string rest;
+            for (int i = 0; i < 20 && rest.find("0\r\n\r\n") == rest.npos; i++) {
+                ssize_t n = c.stream()->recv(buf, sizeof(buf));
+                if (n <= 0) break;
+                rest.append(buf, n);
+            }
+            EXPECT_EQ("b\r\ndata: one\n\n\r\n0\r\n\r\n", rest);
+        } else {
+            EXPECT_EQ("data: one\n\n", c.read_to_eof());
+        }
+    }
 }
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(HttpServer);

@@ -41,7 +41,9 @@ enum class Protocol { HTTP = 0, HTTPS };
 //
 // Writes: the response head is held back and leaves with the first body
 // write (one writev), or when the response is complete; a handler that sends
-// a head and then waits for something else delays it until then. Handlers
+// a head with a Content-Length and then waits for something else delays it
+// until then. A head without one (chunked or until close, e.g. an event
+// stream) that the handler sends by itself (send_header()) leaves at once. Handlers
 // that write the head and body themselves (take_head() and output()) send
 // them in one write to output() and may use sendfile on it.
 using DelegateHTTPHandler = Delegate<int, Request&, Response&, std::string_view>;
@@ -86,7 +88,8 @@ public:
 
     // Extension: graceful stop. New requests on kept-alive connections are
     // refused: a connection waiting for a request (or in the middle of its
-    // head) is closed at once, one whose handler runs is closed after its
+    // head, or reading and dropping a body its handler left unread) is
+    // closed at once, one whose handler runs is closed after its
     // response, which says Connection: close unless its head was already
     // sent. Returns when no connection is being served or `timeout` (us)
     // passed: 0, or -1 ETIMEDOUT (the handlers go on). Connections that come
