@@ -17,14 +17,21 @@
 
 namespace photon_test {
 
+// In a fixture's SetUp: photon::init with this master engine, skipping the
+// test where io_uring is refused (old kernels, seccomp), failing otherwise.
+#define PHOTON_TEST_INIT_ENGINE(engine, io_engines)                               \
+    do {                                                                          \
+        if (photon::init((engine), (io_engines)) < 0) {                           \
+            if ((engine) == photon::INIT_EVENT_IOURING)                           \
+                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno); \
+            FAIL() << "photon::init failed: " << strerror(errno);                 \
+        }                                                                         \
+    } while (0)
+
 class EngineTest : public ::testing::TestWithParam<uint64_t> {
 protected:
     void SetUp() override {
-        if (photon::init(GetParam(), photon::INIT_IO_NONE) < 0) {
-            if (GetParam() == photon::INIT_EVENT_IOURING)
-                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
-            FAIL() << "photon::init failed: " << strerror(errno);
-        }
+        PHOTON_TEST_INIT_ENGINE(GetParam(), photon::INIT_IO_NONE);
         ASSERT_EQ(GetParam(), photon::master_event_engine_kind());
     }
     void TearDown() override {

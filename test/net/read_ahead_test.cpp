@@ -11,8 +11,8 @@
 
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
 #include "net_test_util.h"
+#include "tcp_flavour_fixture.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -20,29 +20,13 @@ using namespace photon_test;
 
 namespace {
 
-enum Kind { kTcp, kIouring, kZerocopy };
-using Param = std::tuple<uint64_t, Kind>;
-
-class ReadAhead : public ::testing::TestWithParam<Param> {
+class ReadAhead : public TcpFlavourTest {
 protected:
     void SetUp() override {
-        uint64_t engine = std::get<0>(GetParam());
-        if (photon::init(engine, photon::INIT_IO_NONE) < 0) {
-            if (engine == photon::INIT_EVENT_IOURING)
-                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
-            FAIL() << "photon::init failed: " << strerror(errno);
-        }
-        Kind k = std::get<1>(GetParam());
-        server.reset(k == kIouring    ? new_iouring_tcp_server()
-                     : k == kZerocopy ? new_zerocopy_tcp_server()
-                                      : new_tcp_socket_server());
-        client.reset(new_tcp_socket_client());
-        if (!server && errno == ENOSYS) GTEST_SKIP() << "built without io_uring";
-        ASSERT_TRUE(server && client);
-        ASSERT_EQ(0, server->bind_v4localhost(0));
-        ASSERT_EQ(0, server->listen());
+        TcpFlavourTest::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
         server->timeout(kLongUs);
-        c.reset(client->connect(server->getsockname()));
+        c.reset(client->connect(ep));
         ASSERT_NE(nullptr, c);
         a.reset(server->accept());  // the stream under test
         ASSERT_NE(nullptr, a);
@@ -51,21 +35,15 @@ protected:
     void TearDown() override {
         a.reset();
         c.reset();
-        client.reset();
-        server.reset();
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        TcpFlavourTest::TearDown();
     }
-    bool reads_ahead() const { return std::get<1>(GetParam()) != kIouring; }
+    bool reads_ahead() const { return kind() != kIouring; }
     // Bytes the kernel still holds for `a`, without taking them.
     ssize_t kernel_queued() {
         char buf[65536];
         ssize_t r = ::recv(a->get_underlay_fd(), buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
         return r < 0 && errno == EAGAIN ? 0 : r;
     }
-    std::unique_ptr<ISocketServer> server;
-    std::unique_ptr<ISocketClient> client;
     std::unique_ptr<ISocketStream> c, a;
 };
 
@@ -160,16 +138,6 @@ TEST_P(ReadAhead, ALargeReadTakesTheBufferedBytesFirst) {
     EXPECT_TRUE(in == out);
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param>& info) {
-    static const char* kinds[] = {"_tcp", "_iouring_tcp", "_zerocopy_tcp"};
-    std::string e = std::get<0>(info.param) == photon::INIT_EVENT_IOURING ? "iouring" : "epoll";
-    return e + kinds[std::get<1>(info.param)];
-}
-
-INSTANTIATE_TEST_SUITE_P(Engines, ReadAhead,
-                         ::testing::Combine(::testing::Values(photon::INIT_EVENT_EPOLL,
-                                                              photon::INIT_EVENT_IOURING),
-                                            ::testing::Values(kTcp, kIouring, kZerocopy)),
-                         param_name);
+PHOTON_INSTANTIATE_TCP_FLAVOUR_TESTS(ReadAhead);
 
 }  // namespace

@@ -17,8 +17,8 @@
 #include <photon/net/basic_socket.h>
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
 #include "net_test_util.h"
+#include "tcp_flavour_fixture.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -40,55 +40,22 @@ int echo_handler(void*, ISocketStream* s) {
 }
 
 // Every TCP flavour runs every case, under each master engine.
-enum Kind { kTcp, kIouring, kZerocopy };
-using Param = std::tuple<uint64_t, Kind>;
-
-ISocketServer* new_server(Kind k) {
-    return k == kIouring    ? new_iouring_tcp_server()
-           : k == kZerocopy ? new_zerocopy_tcp_server()
-                            : new_tcp_socket_server();
-}
-
-ISocketClient* new_client(Kind k) {
-    return k == kIouring    ? new_iouring_tcp_client()
-           : k == kZerocopy ? new_zerocopy_tcp_client()
-                            : new_tcp_socket_client();
-}
-
-class Sockets : public ::testing::TestWithParam<Param> {
+class Sockets : public TcpFlavourTest {
 protected:
-    void SetUp() override {
-        uint64_t engine = std::get<0>(GetParam());
-        if (photon::init(engine, photon::INIT_IO_NONE) < 0) {
-            if (engine == photon::INIT_EVENT_IOURING)
-                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
-            FAIL() << "photon::init failed: " << strerror(errno);
-        }
-        server.reset(new_server(std::get<1>(GetParam())));
-        client.reset(new_client(std::get<1>(GetParam())));
-        if (!server && errno == ENOSYS) GTEST_SKIP() << "built without io_uring";
-        ASSERT_TRUE(server && client);
-        ASSERT_EQ(0, server->bind_v4localhost(0));
-        ASSERT_EQ(0, server->listen());
-        ep = server->getsockname();
-        ASSERT_NE(0, ep.port);
-    }
     void TearDown() override {
         client.reset();
         server.reset();
-        if (!photon::CURRENT) return;
         // Handlers end once their peers closed; let them, so that what they
         // wait in is still there.
-        EXPECT_TRUE(wait_for([] { return g_handlers == 0; }));
-        EXPECT_EQ(0, photon::fini());
+        if (photon::CURRENT) {
+            EXPECT_TRUE(wait_for([] { return g_handlers == 0; }));
+        }
+        TcpFlavourTest::TearDown();
     }
     void start_echo() {
         server->set_handler({nullptr, &echo_handler});
         ASSERT_EQ(0, server->start_loop(false));
     }
-    std::unique_ptr<ISocketServer> server;
-    std::unique_ptr<ISocketClient> client;
-    EndPoint ep;
 };
 
 TEST_P(Sockets, EchoesAMegabyteIntact) {
@@ -221,7 +188,7 @@ TEST_P(Sockets, AFailedConnectLeavesNothingBehindForTheNextSocket) {
     EndPoint dead = ep;
     server.reset();
     ASSERT_EQ(nullptr, client->connect(dead));
-    server.reset(new_server(std::get<1>(GetParam())));
+    server.reset(new_server());
     ASSERT_EQ(0, server->bind_v4localhost(0));
     ASSERT_EQ(0, server->listen());
     ep = server->getsockname();
@@ -369,17 +336,7 @@ TEST_P(Sockets, WritevAndReadvMoveWholeVectors) {
     EXPECT_TRUE(q1 + q2 == p1 + p2 + p3);
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param>& info) {
-    static const char* kinds[] = {"_tcp", "_iouring_tcp", "_zerocopy_tcp"};
-    std::string e = std::get<0>(info.param) == photon::INIT_EVENT_IOURING ? "iouring" : "epoll";
-    return e + kinds[std::get<1>(info.param)];
-}
-
-INSTANTIATE_TEST_SUITE_P(Engines, Sockets,
-                         ::testing::Combine(::testing::Values(photon::INIT_EVENT_EPOLL,
-                                                              photon::INIT_EVENT_IOURING),
-                                            ::testing::Values(kTcp, kIouring, kZerocopy)),
-                         param_name);
+PHOTON_INSTANTIATE_TCP_FLAVOUR_TESTS(Sockets);
 
 class UnixSockets : public EngineTest {};
 

@@ -22,12 +22,7 @@ using Param = std::tuple<uint64_t, Kind>;
 class Zerocopy : public ::testing::TestWithParam<Param> {
 protected:
     void SetUp() override {
-        uint64_t engine = std::get<0>(GetParam());
-        if (photon::init(engine, photon::INIT_IO_NONE) < 0) {
-            if (engine == photon::INIT_EVENT_IOURING)
-                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
-            FAIL() << "photon::init failed: " << strerror(errno);
-        }
+        PHOTON_TEST_INIT_ENGINE(std::get<0>(GetParam()), photon::INIT_IO_NONE);
         switch (std::get<1>(GetParam())) {
             case kZerocopyTcp:
                 server.reset(new_zerocopy_tcp_server());
