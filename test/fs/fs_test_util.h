@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../io/engine_fixture.h"
+
 namespace photon_test {
 
 // $PHOTON_TEST_FS_DIR, else ./fs-test-tmp (ctest runs in the build dir).
@@ -84,11 +86,7 @@ protected:
 
     void SetUp() override {
         if (auto why = io_engine_missing(io_engine())) GTEST_SKIP() << why;
-        if (photon::init(event_engine(), photon::INIT_IO_NONE) < 0) {
-            if (event_engine() == photon::INIT_EVENT_IOURING)
-                GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
-            FAIL() << "photon::init failed: " << strerror(errno);
-        }
+        PHOTON_TEST_INIT_ENGINE(event_engine(), photon::INIT_IO_NONE);
         ASSERT_FALSE(dir_.path().empty()) << "cannot make a scratch dir under " << scratch_root();
         if (needs_alignment() && dir_.on_tmpfs())
             GTEST_SKIP() << "O_DIRECT needs a real file system; set PHOTON_TEST_FS_DIR";
