@@ -47,7 +47,7 @@ public:
         if (timeout.expired()) return poll_once(fd, interests);
         poll_waiter w;
         link(fd, &w);
-        ring_->execute(
+        ring_->execute_until(
             w, [&](io_uring_sqe* sqe) { io_uring_prep_poll_add(sqe, fd, mask); }, timeout);
         unlink(fd, &w);
         if (w.res == -EBADF && !w.cancel_errno) w.res = -EINVAL;  // not an open fd

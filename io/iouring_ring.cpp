@@ -171,17 +171,23 @@ void uring::link_timeout(op_waiter& w, io_uring_sqe* sqe, Timeout timeout) {
     io_uring_sqe_set_data64(t, kIgnoredCqe);
 }
 
-int32_t uring::wait(op_waiter& w) {
+int32_t uring::wait(op_waiter& w, Timeout deadline) {
     inflight_++;
     queued();
     thread_pin_current(true);  // the CQE comes to this vCPU's ring
     while (!w.done) {
         w.parked = true;
-        int r = thread_usleep(Timeout());
+        // Once cancelled, only the request's own CQE ends the wait.
+        int r = thread_usleep(w.cancel_errno ? Timeout() : deadline);
+        int e = errno;
         w.parked = false;
-        if (w.done) break;
-        // Interrupted: cancel once, then wait for the request's own CQE.
-        if (r < 0 && errno != EOK && !w.cancel_errno) cancel(w, errno);
+        if (w.done || w.cancel_errno) continue;
+        // Interrupted, or the deadline passed: cancel once, then wait for
+        // the request's own CQE.
+        if (r < 0 && e != EOK)
+            cancel(w, e);
+        else if (r == 0 && deadline.expired())
+            cancel(w, ETIMEDOUT);
     }
     thread_pin_current(false);
     inflight_--;

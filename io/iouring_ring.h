@@ -60,6 +60,17 @@ public:
         if (timeout.expiration() != UINT64_MAX) link_timeout(w, sqe, timeout);
         return wait(w);
     }
+    // As execute, with the deadline kept by the scheduler instead of a linked
+    // timeout: one SQE, and a cancel (-> ETIMEDOUT) only if the deadline
+    // passes. For waits that nearly always end by their event (fd polls).
+    template <typename Prep>
+    int32_t execute_until(op_waiter& w, Prep&& prep, Timeout deadline) {
+        io_uring_sqe* sqe = reserve(1);
+        if (!sqe) return -errno;
+        prep(sqe);
+        io_uring_sqe_set_data(sqe, static_cast<uring_completion*>(&w));
+        return wait(w, deadline);
+    }
     // As execute, then the syscall convention: res, or -1 with errno.
     template <typename Prep>
     int64_t call(Prep&& prep, Timeout timeout) {
@@ -98,7 +109,7 @@ private:
     uring() = default;
     int init(const iouring_args& args, bool master);
     void link_timeout(op_waiter& w, io_uring_sqe* sqe, Timeout timeout);
-    int32_t wait(op_waiter& w);
+    int32_t wait(op_waiter& w, Timeout deadline = Timeout());
     int ensure_file_table();
 
     io_uring ring_ = {};
