@@ -27,21 +27,6 @@ using namespace photon_test;
 
 namespace {
 
-// Answers 200 with `body` (Content-Length).
-int reply(Response& resp, const std::string& body, int status = 200) {
-    resp.set_result(status);
-    resp.headers.content_length(body.size());
-    return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
-}
-
-std::string read_all(Request& req) {
-    std::string s;
-    char buf[16384];
-    ssize_t n;
-    while ((n = req.read(buf, sizeof(buf))) > 0) s.append(buf, n);
-    return s;
-}
-
 // An IStream over a string, read in pieces of at most `piece` bytes.
 class string_stream : public IStream {
 public:

@@ -24,20 +24,6 @@ using namespace photon_test;
 
 namespace {
 
-std::string read_all(Request& req) {
-    std::string s;
-    char buf[16384];
-    ssize_t n;
-    while ((n = req.read(buf, sizeof(buf))) > 0) s.append(buf, n);
-    return s;
-}
-
-int reply(Response& resp, const std::string& body, int status = 200) {
-    resp.set_result(status);
-    resp.headers.content_length(body.size());
-    return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
-}
-
 // Our HTTP server on 127.0.0.1 with one handler (owned).
 class http_server {
 public:

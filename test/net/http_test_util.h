@@ -22,22 +22,10 @@
 #include <photon/thread/thread.h>
 
 #include "../thread/test_util.h"
+#include "net_test_util.h"
 #include "tls_test_util.h"
 
 namespace photon_test {
-
-// A free loopback port for a child server (a small race we accept in tests).
-inline uint16_t free_loopback_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a = {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    ::bind(fd, (sockaddr*)&a, sizeof(a));
-    getsockname(fd, (sockaddr*)&a, &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
 
 // Whether something listens on 127.0.0.1:port within max_ms. Plain POSIX
 // sockets: a refused photon connect would leave engine state behind for the
@@ -272,6 +260,22 @@ inline std::string body_of(photon::net::http::Client::Operation* op) {
         if (n == 0) return out;
         out.append(buf, n);
     }
+}
+
+// A handler's answer: `status` with `body` (Content-Length). 0, or -1.
+inline int reply(photon::net::http::Response& resp, const std::string& body, int status = 200) {
+    resp.set_result(status);
+    resp.headers.content_length(body.size());
+    return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
+}
+
+// The rest of a request's body.
+inline std::string read_all(photon::net::http::Request& req) {
+    std::string s;
+    char buf[16384];
+    ssize_t n;
+    while ((n = req.read(buf, sizeof(buf))) > 0) s.append(buf, n);
+    return s;
 }
 
 }  // namespace photon_test

@@ -31,19 +31,6 @@ int echo(ISocketStream* s) {
     return 0;
 }
 
-// A free loopback port for a child server (a small race we accept in tests).
-uint16_t free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a = {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    ::bind(fd, (sockaddr*)&a, sizeof(a));
-    getsockname(fd, (sockaddr*)&a, &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 std::string_view pick_http11(void*, const std::vector<std::string_view>& offered) {
     for (auto p : offered)
         if (p == "http/1.1") return p;
@@ -482,7 +469,7 @@ TEST_P(Tls, LayersOverUnixDomainAndIouringStreams) {
 
 TEST_P(Tls, ClientTalksToOpensslSServerOverTls13And12) {
     for (const char* version : {"-tls1_3", "-tls1_2"}) {
-        uint16_t port = free_port();
+        uint16_t port = free_loopback_port();
         child_process srv({"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port),
                            "-cert", pki().path("srv.pem"), "-key", pki().path("srv.key"), "-www",
                            version});
