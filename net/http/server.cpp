@@ -104,6 +104,7 @@ private:
     void linger(Connection& c);
     void interrupt_waiting();
     void own(HTTPHandler* h);
+    void add_route(Route r);
 
     const ServerOptions opts_;
     std::vector<Route> routes_;
@@ -136,14 +137,18 @@ void HTTPServerImpl::own(HTTPHandler* h) {
     if (std::find(owned_.begin(), owned_.end(), h) == owned_.end()) owned_.push_back(h);
 }
 
+void HTTPServerImpl::add_route(Route r) {
+    if (r.pattern.empty())
+        default_ = std::move(r);
+    else
+        routes_.push_back(std::move(r));
+}
+
 void HTTPServerImpl::add_handler(DelegateHTTPHandler handler, std::string_view pattern) {
     Route r;
     r.pattern.assign(pattern);
     r.fn = handler;
-    if (pattern.empty())
-        default_ = r;
-    else
-        routes_.push_back(std::move(r));
+    add_route(std::move(r));
 }
 
 void HTTPServerImpl::add_handler(HTTPHandler* handler, bool ownership, std::string_view pattern) {
@@ -152,10 +157,7 @@ void HTTPServerImpl::add_handler(HTTPHandler* handler, bool ownership, std::stri
     Route r;
     r.pattern.assign(pattern);
     r.obj = handler;
-    if (pattern.empty())
-        default_ = r;
-    else
-        routes_.push_back(std::move(r));
+    add_route(std::move(r));
 }
 
 int HTTPServerImpl::dispatch(Request& req, Response& resp) {

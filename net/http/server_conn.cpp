@@ -311,8 +311,9 @@ int ServerResponse::start_line(std::string* out) const {
     // A head with a Content-Length is held for its (soon written) body; one
     // whose body has no known length may wait for its first bytes (an event
     // stream), so a head a running handler sends by itself leaves now.
-    bool sized = headers.has("Content-Length") && !headers.has("Transfer-Encoding");
-    if (conn->in_handler && !body_write_ && !sized) conn->stream.hold_none();
+    if (conn->in_handler && !body_write_ &&
+        (!headers.has("Content-Length") || headers.has("Transfer-Encoding")))
+        conn->stream.hold_none();
     return Response::start_line(out);
 }
 
