@@ -463,7 +463,6 @@ TEST_P(Curl, HundredConcurrentTransfersLeaveTheVcpuFree) {
     // and the transfers overlapped (one after another would take 20 s).
     EXPECT_GE(ticks, 10);
     EXPECT_LT(ms, 10000.0);
-    printf("100 transfers of 200 ms each: %.0f ms, %d ticks of 5 ms meanwhile\n", ms, ticks);
 }
 
 TEST_P(Curl, CallbacksThatSleepDoNotBreakOtherTransfers) {
