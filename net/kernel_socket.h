@@ -68,6 +68,11 @@ public:
     // Bytes read from the kernel that no caller has taken yet (read_ahead.h).
     size_t buffered() const { return ahead_.size(); }
 
+    // One non-blocking send(2) that never parks, for layers that must not
+    // yield (the TLS BIO): bytes sent, or -1 with errno (EAGAIN: full). A
+    // deferred write error stays for the next send() to report.
+    ssize_t send_now(const void* buf, size_t count);
+
 protected:
     // One transfer each, parking on EAGAIN until the stream's deadline.
     virtual ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t);

@@ -165,6 +165,17 @@ ssize_t KernelSocketStream::send(const void* buf, size_t count, int flags) {
     return send_once(&iov, 1, flags, Timeout(timeout_));
 }
 
+ssize_t KernelSocketStream::send_now(const void* buf, size_t count) {
+    if (write_err_) {  // left for the next send() to report
+        errno = write_err_;
+        return -1;
+    }
+    ssize_t r = ::send(fd_, buf, count, MSG_DONTWAIT | MSG_NOSIGNAL);
+    // Full: the next send waits for the edge instead of trying first.
+    send_short_ = r >= 0 ? (size_t)r < count : errno == EAGAIN || errno == EWOULDBLOCK;
+    return r;
+}
+
 ssize_t KernelSocketStream::send(const struct iovec* iov, int iovcnt, int flags) {
     if (take_deferred(write_err_)) return -1;
     return send_once(iov, iovcnt, flags, Timeout(timeout_));

@@ -13,6 +13,8 @@
 #include <photon/common/alog.h>
 #include <photon/common/utility.h>
 
+#include "../kernel_socket.h"
+
 namespace photon {
 namespace net {
 
@@ -27,7 +29,9 @@ struct tls_bio {
     static TLSSocketStream* self(BIO* b) { return static_cast<TLSSocketStream*>(BIO_get_data(b)); }
 
     static int write(BIO* b, const char* data, size_t n, size_t* done) {
-        self(b)->out_.append(data, n);
+        auto s = self(b);
+        size_t sent = s->send_direct(data, n);
+        if (sent < n) s->out_.append(data + sent, n - sent);
         *done = n;
         return 1;
     }
@@ -91,7 +95,15 @@ TLSSocketStream::~TLSSocketStream() {
     if (own_) delete base_;
 }
 
+size_t TLSSocketStream::send_direct(const char* data, size_t n) {
+    // Handshake flights stay in out_ and leave in one send.
+    if (!kernel_base_ || !handshaken_ || flushing_ || !out_.empty() || err_) return 0;
+    ssize_t r = kernel_base_->send_now(data, n);
+    return r < 0 ? 0 : (size_t)r;  // errors: flush_output meets them again
+}
+
 int TLSSocketStream::init() {
+    kernel_base_ = dynamic_cast<KernelSocketStream*>(base_);
     in_.reset(new char[kInCap]);
     ssl_ = SSL_new(ctx_->ssl_ctx());
     BIO_METHOD* m = tls_bio::method();
@@ -180,6 +192,8 @@ int TLSSocketStream::flush_output(Timeout& t, bool must) {
         if (write_lock_.lock(t) < 0) return -1;
     }
     DEFER(write_lock_.unlock());
+    flushing_ = true;
+    DEFER(flushing_ = false);
     while (!out_.empty() && !err_) {
         sending_.clear();
         sending_.swap(out_);
@@ -331,8 +345,11 @@ ssize_t TLSSocketStream::write_iov(const struct iovec* iov, int iovcnt, bool all
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
     if (iovcnt > 1 && total <= kSmallGather) {
-        std::string g;
-        g.reserve(total);
+        // Per thread: SSL_write takes it all before anything can park (the
+        // handshake, which may, is done first), and it stays warm in cache.
+        if (handshake(t) < 0) return -1;
+        thread_local std::string g;
+        g.clear();
         for (int i = 0; i < iovcnt; i++) g.append((const char*)iov[i].iov_base, iov[i].iov_len);
         struct iovec one = {&g[0], g.size()};
         return write_iov(&one, 1, all);

@@ -1,8 +1,9 @@
 // TLSSocketStream: a TLS session over a base ISocketStream. Private header
 // of net/security-context/.
 //
-// OpenSSL never touches the base stream: its BIO reads from in_ and appends
-// to out_, so SSL_* calls never park and need no lock (a stream's coroutines
+// OpenSSL never parks on the base stream: its BIO reads from in_ and appends
+// to out_ (or, with nothing queued, sends with one non-blocking syscall), so
+// SSL_* calls never park and need no lock (a stream's coroutines
 // share one vCPU). Only moving bytes between the base stream and those
 // buffers parks, under read_lock_ / write_lock_. That lets one coroutine wait
 // in read while another writes, which a BIO calling base->recv from inside
@@ -21,6 +22,8 @@
 
 namespace photon {
 namespace net {
+
+class KernelSocketStream;
 
 class TLSSocketStream : public ISocketStream {
 public:
@@ -73,8 +76,14 @@ private:
     template <typename F>
     ssize_t with_deadline(Timeout& t, F f);
 
+    // After the handshake, a record goes out from OpenSSL's buffer with one
+    // non-blocking send when nothing is queued before it; only what that
+    // send leaves is copied to out_. Set when base is a kernel socket.
+    size_t send_direct(const char* data, size_t n);
+
     TLSContextImpl* ctx_;
     ISocketStream* base_;
+    KernelSocketStream* kernel_base_ = nullptr;
     SecurityRole role_;
     bool own_;
     SSL* ssl_ = nullptr;
@@ -87,6 +96,7 @@ private:
     std::string sending_;  // what the write_lock_ holder is sending now
 
     mutex read_lock_, write_lock_, hs_lock_;
+    bool flushing_ = false;  // a flush_output loop owns the send side
     bool handshaken_ = false;
     bool got_close_notify_ = false;
     bool sent_close_notify_ = false;

@@ -358,6 +358,50 @@ TEST_P(TlsRaw, PeerClosingDuringHandshakeFailsFast) {
     peer.join();
 }
 
+// Records leave straight from OpenSSL's buffer while the socket has room;
+// what a full socket refuses is queued and sent after. Many small gathered
+// writes to a reader that starts late must arrive whole and in order.
+TEST_P(TlsRaw, SmallWritesToALateReaderArriveWholeAndInOrder) {
+    listen_plain();
+    TLSContext* sctx = keep(server_ctx("srv"));
+    TLSContext* cctx = keep(client_ctx());
+    constexpr int kRecords = 6000;
+    constexpr size_t kHead = 15, kBody = 300, kRecord = kHead + kBody;
+    std::string body = pattern(kBody);
+    std::unique_ptr<ISocketStream> raw, tls;
+    ssize_t written = 0;
+    auto peer = spawn([&] {
+        raw.reset(plain->accept());
+        int small = 8192;  // full after a few records
+        raw->setsockopt(SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+        tls.reset(new_tls_stream(sctx, raw.get(), SecurityRole::Server));
+        if (!tls) return;
+        for (int i = 0; i < kRecords; i++) {
+            char head[kHead + 1];
+            snprintf(head, sizeof(head), "%015d", i);
+            struct iovec iov[2] = {{head, kHead}, {&body[0], kBody}};
+            if (tls->writev(iov, 2) != (ssize_t)kRecord) break;
+            written += kRecord;
+        }
+    });
+    std::unique_ptr<ISocketStream> s(connect(cctx));
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, tls_stream_handshake(s.get()));
+    thread_usleep(50 * 1000);  // let the server's socket fill up
+    std::string got(kRecords * kRecord, 0);
+    ASSERT_EQ((ssize_t)got.size(), s->read(&got[0], got.size()));
+    peer.join();
+    EXPECT_EQ((ssize_t)got.size(), written);
+    for (int i = 0; i < kRecords; i++) {
+        char head[kHead + 1];
+        snprintf(head, sizeof(head), "%015d", i);
+        size_t at = (size_t)i * kRecord;
+        ASSERT_EQ(0, memcmp(&got[at], head, kHead)) << "record " << i;
+        ASSERT_EQ(0, memcmp(&got[at + kHead], body.data(), kBody)) << "record " << i;
+    }
+    tls.reset();
+}
+
 TEST_P(TlsRaw, HandshakeAndReadTimeOutWithEtimedout) {
     listen_plain();
     TLSContext* sctx = keep(server_ctx("srv"));
