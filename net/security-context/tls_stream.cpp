@@ -272,6 +272,15 @@ ssize_t TLSSocketStream::ssl_read(void* buf, size_t n, Timeout& t, bool may_wait
             errno = err_;
             return -1;
         }
+        if (in_pos_ == in_len_ && !in_eof_ && !SSL_has_pending(ssl_)) {
+            // Nothing to decrypt: SSL_read could only say WANT_READ.
+            if (!may_wait) {
+                errno = EAGAIN;
+                return -1;
+            }
+            if (fill_input(t) < 0) return -1;
+            continue;
+        }
         size_t got = 0;
         ERR_clear_error();
         int r = SSL_read_ex(ssl_, buf, n, &got);
