@@ -19,6 +19,8 @@ namespace {
 constexpr unsigned kSqEntries = 512;
 constexpr unsigned kCqEntries = 4096;
 constexpr unsigned kMaxFileTable = 65536;
+// How soon a cancel that found the submission queue full is tried again.
+constexpr uint64_t kCancelRetryUs = 1000;
 
 // Setup modes, best first; each is tried until the kernel accepts one.
 // DEFER_TASKRUN runs completions only in our io_uring_enter: right for a
@@ -175,32 +177,38 @@ int32_t uring::wait(op_waiter& w, Timeout deadline) {
     inflight_++;
     queued();
     thread_pin_current(true);  // the CQE comes to this vCPU's ring
+    int retry = 0;             // a cancel that found no free SQE: tried again shortly
     while (!w.done) {
         w.parked = true;
         // Once cancelled, only the request's own CQE ends the wait.
-        int r = thread_usleep(w.cancel_errno ? Timeout() : deadline);
+        int r = thread_usleep(w.cancel_errno ? Timeout()
+                              : retry        ? Timeout(kCancelRetryUs)
+                                             : deadline);
         int e = errno;
         w.parked = false;
         if (w.done || w.cancel_errno) continue;
         // Interrupted, or the deadline passed: cancel once, then wait for
         // the request's own CQE.
+        int why = retry;
         if (r < 0 && e != EOK)
-            cancel(w, e);
+            why = e;
         else if (r == 0 && deadline.expired())
-            cancel(w, ETIMEDOUT);
+            why = ETIMEDOUT;
+        if (why) retry = cancel(w, why) ? 0 : why;
     }
     thread_pin_current(false);
     inflight_--;
     return w.res;
 }
 
-void uring::cancel(op_waiter& w, int err) {
-    w.cancel_errno = err;
+bool uring::cancel(op_waiter& w, int err) {
     io_uring_sqe* sqe = reserve(1);
-    if (!sqe) return;
+    if (!sqe) return false;
+    w.cancel_errno = err;
     io_uring_prep_cancel(sqe, static_cast<uring_completion*>(&w), 0);
     io_uring_sqe_set_data64(sqe, kIgnoredCqe);
     queued();
+    return true;
 }
 
 int64_t uring::result(const op_waiter& w) {

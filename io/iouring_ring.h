@@ -80,8 +80,9 @@ public:
     }
     static int64_t result(const op_waiter& w);
 
-    // Asks the kernel to cancel w's request (w.cancel_errno = err first).
-    void cancel(op_waiter& w, int err);
+    // Asks the kernel to cancel w's request and sets w.cancel_errno = err;
+    // false (nothing set) if no SQE is free, for the caller to try again.
+    bool cancel(op_waiter& w, int err);
 
     // A free SQE (`n` - 1 more are guaranteed free after it), submitting
     // when the SQ is full; nullptr with errno.

@@ -69,8 +69,9 @@ public:
     size_t buffered() const { return ahead_.size(); }
 
     // One non-blocking send(2) that never parks, for layers that must not
-    // yield (the TLS BIO): bytes sent, or -1 with errno (EAGAIN: full). A
-    // deferred write error stays for the next send() to report.
+    // yield (the TLS BIO): bytes sent, or -1 with errno (EAGAIN: full). Any
+    // other error, or one deferred already, is left for the next send() to
+    // report.
     ssize_t send_now(const void* buf, size_t count);
 
 protected:

@@ -171,8 +171,11 @@ ssize_t KernelSocketStream::send_now(const void* buf, size_t count) {
         return -1;
     }
     ssize_t r = ::send(fd_, buf, count, MSG_DONTWAIT | MSG_NOSIGNAL);
+    bool full = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
     // Full: the next send waits for the edge instead of trying first.
-    send_short_ = r >= 0 ? (size_t)r < count : errno == EAGAIN || errno == EWOULDBLOCK;
+    send_short_ = r >= 0 ? (size_t)r < count : full;
+    // The kernel reports a reset once: keep it for the next send() to say.
+    if (r < 0 && !full && errno != EINTR) write_err_ = errno;
     return r;
 }
 

@@ -99,7 +99,7 @@ size_t TLSSocketStream::send_direct(const char* data, size_t n) {
     // Handshake flights stay in out_ and leave in one send.
     if (!kernel_base_ || !handshaken_ || flushing_ || !out_.empty() || err_) return 0;
     ssize_t r = kernel_base_->send_now(data, n);
-    return r < 0 ? 0 : (size_t)r;  // errors: flush_output meets them again
+    return r < 0 ? 0 : (size_t)r;  // errors: send_now keeps them for flush_output
 }
 
 int TLSSocketStream::init() {

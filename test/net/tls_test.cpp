@@ -402,6 +402,61 @@ TEST_P(TlsRaw, SmallWritesToALateReaderArriveWholeAndInOrder) {
     tls.reset();
 }
 
+// A record sent straight from OpenSSL's buffer meets the peer's reset: the
+// write says ECONNRESET, which the kernel reports once, not a later EPIPE.
+TEST_P(TlsRaw, AWriteAfterThePeerResetSaysEconnreset) {
+    listen_plain();
+    TLSContext* sctx = keep(server_ctx("srv"));
+    TLSContext* cctx = keep(client_ctx());
+    std::unique_ptr<ISocketStream> raw, tls;
+    auto peer = spawn([&] {
+        raw.reset(plain->accept());
+        tls.reset(new_tls_stream(sctx, raw.get(), SecurityRole::Server));
+    });
+    std::unique_ptr<ISocketStream> s(connect(cctx));
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, tls_stream_handshake(s.get()));
+    peer.join();
+    ASSERT_NE(nullptr, tls);
+    struct linger lg = {1, 0};  // close with RST
+    ASSERT_EQ(0, setsockopt(s->get_underlay_fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+    s.reset();
+    thread_usleep(20 * 1000);  // the reset reaches the server's socket
+    EXPECT_EQ(-1, tls->write("x", 1));
+    EXPECT_EQ(ECONNRESET, errno) << strerror(errno);
+    tls.reset();
+}
+
+// The first write of a fresh client stream runs the handshake before it
+// gathers a small writev: two such streams on one vCPU, whose handshakes
+// interleave, each send their own bytes.
+TEST_P(Tls, FirstGatheredWritesOfTwoStreamsKeepTheirOwnBytes) {
+    TLSContext* sctx = keep(server_ctx("srv"));
+    TLSContext* cctx = keep(client_ctx());
+    serve(sctx);
+    std::unique_ptr<ISocketClient> c2(new_tls_client(cctx, new_tcp_socket_client(), true));
+    ASSERT_NE(nullptr, c2);
+    c2->timeout(kLongUs);
+    std::unique_ptr<ISocketStream> a(connect(cctx)), b(c2->connect(ep));
+    ASSERT_NE(nullptr, a);
+    ASSERT_NE(nullptr, b);
+    ASSERT_EQ(0, tls_stream_set_hostname(b.get(), "localhost"));
+    auto exchange = [](ISocketStream* s, char tag) {
+        std::string head(8, tag), body(200, tag);
+        struct iovec iov[2] = {{&head[0], head.size()}, {&body[0], body.size()}};
+        if (s->writev(iov, 2) != 208) return std::string("write failed");
+        std::string back(208, 0);
+        if (s->read(&back[0], back.size()) != 208) return std::string("read failed");
+        return back;
+    };
+    std::string got_a;
+    auto other = spawn([&] { got_a = exchange(a.get(), 'a'); });
+    std::string got_b = exchange(b.get(), 'b');
+    other.join();
+    EXPECT_EQ(std::string(208, 'a'), got_a);
+    EXPECT_EQ(std::string(208, 'b'), got_b);
+}
+
 TEST_P(TlsRaw, HandshakeAndReadTimeOutWithEtimedout) {
     listen_plain();
     TLSContext* sctx = keep(server_ctx("srv"));
