@@ -22,6 +22,13 @@ namespace {
 constexpr size_t kInCap = 32 * 1024;        // two full records per base recv
 constexpr size_t kWriteChunk = 64 * 1024;   // plaintext per SSL_write, then flush
 constexpr size_t kSmallGather = 16 * 1024;  // iovecs this small go out as one record
+
+// Before each SSL_read / SSL_write, so that SSL_get_error sees only their
+// errors. The queue is nearly always empty, and peeking costs less than
+// clearing every slot (ERR_clear_error was 1% of an HTTPS server's CPU).
+void clear_ssl_errors() {
+    if (ERR_peek_error() != 0) ERR_clear_error();
+}
 }  // namespace
 
 // The BIO OpenSSL reads and writes: the stream's buffers, never the network.
@@ -282,7 +289,7 @@ ssize_t TLSSocketStream::ssl_read(void* buf, size_t n, Timeout& t, bool may_wait
             continue;
         }
         size_t got = 0;
-        ERR_clear_error();
+        clear_ssl_errors();
         int r = SSL_read_ex(ssl_, buf, n, &got);
         int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl_, r);
         flush_output(t, false);  // e.g. a key update's answer; a failure is sticky
@@ -307,7 +314,7 @@ ssize_t TLSSocketStream::ssl_write(const void* buf, size_t n, Timeout& t) {
         return -1;
     }
     size_t done = 0;
-    ERR_clear_error();
+    clear_ssl_errors();
     int r = SSL_write_ex(ssl_, buf, std::min(n, kWriteChunk), &done);
     int f = flush_output(t, true);
     if (r != 1) return fatal(r, "write");  // renegotiation is off: never WANT_READ
