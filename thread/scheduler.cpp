@@ -23,6 +23,10 @@ constexpr uint64_t kMaintenanceMask = 63;
 // A vCPU that never idles still polls its event engine this often (us), so
 // busy coroutines delay I/O by at most about this much.
 constexpr uint64_t kEnginePollUs = 50;
+// How much of a parked coroutine's stack, above its saved context, the next
+// switch but one prefetches: its resume path returns through these frames.
+constexpr int kPrefetchStackLines = 16;
+constexpr uint32_t kPrefetchMinThreads = 64;
 
 inline void before_switch(thread* from, thread* to, bool from_dies) {
 #ifdef PHOTON_ASAN
@@ -40,10 +44,28 @@ inline void after_switch(thread* self) {
 #endif
 }
 
+// Warms the caches for the coroutines queued behind `to`, a whole turn
+// before they run: the next one's top stack lines (its control block came
+// one switch earlier) and the control block of the one after it. With
+// thousands of connections, one coroutine each, these misses were most of a
+// switch's cost. A guess: a wrong one only wastes the prefetches.
+inline void prefetch_ahead(vcpu_t* v, thread* to) {
+    // A few coroutines stay in cache: the prefetches would only cost (3 ns
+    // on a 2-coroutine yield).
+    if (v->nthreads.load(std::memory_order_relaxed) < kPrefetchMinThreads) return;
+    thread* n1 = to->next();
+    if (n1 == to) return;
+    auto sp = reinterpret_cast<uintptr_t>(n1->sp);  // integers: never dereferenced
+    for (int line = 0; line < kPrefetchStackLines; line++)
+        __builtin_prefetch(reinterpret_cast<const void*>(sp + 64 * line));
+    __builtin_prefetch(n1->next());
+}
+
 // Switches from `from` (already accounted for) to `to`, the new front.
 inline void switch_to(vcpu_t* v, thread* from, thread* to) {
     CURRENT = to;
     if ((++v->switch_count & kMaintenanceMask) == 0) vcpu_maintenance(v);
+    prefetch_ahead(v, to);
     before_switch(from, to, false);
     arch::photon_switch_context(&from->sp, to->sp);
     after_switch(from);
