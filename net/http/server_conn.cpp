@@ -289,18 +289,20 @@ bool closing_after(const Connection& c) {
            req.body_left() > (int64_t)kDrainLimit;
 }
 
-ssize_t ServerResponse::write(const void* buf, size_t count) {
+template <typename F>
+ssize_t ServerResponse::body_write(F write) {
     body_write_ = !head_sent_;
-    ssize_t r = Response::write(buf, count);
+    ssize_t r = write();
     body_write_ = false;
     return r;
 }
 
+ssize_t ServerResponse::write(const void* buf, size_t count) {
+    return body_write([&] { return Response::write(buf, count); });
+}
+
 ssize_t ServerResponse::writev(const struct iovec* iov, int iovcnt) {
-    body_write_ = !head_sent_;
-    ssize_t r = Response::writev(iov, iovcnt);
-    body_write_ = false;
-    return r;
+    return body_write([&] { return Response::writev(iov, iovcnt); });
 }
 
 int ServerResponse::start_line(std::string* out) const {

@@ -181,6 +181,11 @@ protected:
     int start_line(std::string* out) const override;
 
 private:
+    // Runs a body write, during which a head it sends counts as sent with
+    // body bytes.
+    template <typename F>
+    ssize_t body_write(F write);
+
     bool body_write_ = false;  // the head being sent comes with body bytes
 };
 
