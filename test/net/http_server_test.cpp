@@ -3,7 +3,6 @@
 // unread), every parser error status, timeouts (slowloris, idle), failing
 // and short handlers, vanishing peers, HEAD / HTTP/1.0, and stop().
 #include <atomic>
-#include <chrono>
 #include <string>
 
 #include <photon/common/timeout.h>
@@ -754,17 +753,13 @@ TEST_P(HttpServer, StopInterruptsTheDrainOfAnUnreadBody) {
     ASSERT_EQ(3u, http->connections());
     tcp->terminate();
     int stopped = -2;
-    uint64_t took_ms = 0;
     auto th = photon::thread_enable_join(photon::thread_create11([&] {
-        auto t0 = std::chrono::steady_clock::now();
-        stopped = http->stop(kLongUs);
-        took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - t0)
-                      .count();
+        // Without the interruption, the drains would go on until
+        // body_timeout (30 s) and this stop would fail with ETIMEDOUT.
+        stopped = http->stop(5 * 1000 * 1000);
     }));
     photon::thread_join(th);
     EXPECT_EQ(0, stopped);
-    EXPECT_LT(took_ms, 5000u);  // not the stop's 10 s, nor body_timeout's 30 s
     EXPECT_EQ(0u, http->connections());
     EXPECT_TRUE(sized.closed());
     EXPECT_TRUE(chunks.closed());
