@@ -55,7 +55,9 @@ TEST_P(Posixaio, ManyCoroutinesReadAndWriteTheirOwnBlocks) {
 
 // Far more requests than helpers, all interrupted at once: the ones still
 // queued are cancelled (-1 with the interrupter's errno), the running ones
-// finish with their full result; none ends any other way.
+// finish with their full result; none ends any other way. A loaded machine
+// may let the helpers drain the queue before the interrupts come: the round
+// is then repeated (a few times at most) until some request was queued.
 TEST_P(Posixaio, InterruptCancelsQueuedRequestsAndWaitsForRunningOnes) {
     photon_test::scratch_dir dir;
     int fd = ::open((dir / "big").c_str(), O_CREAT | O_RDWR, 0644);
@@ -64,30 +66,38 @@ TEST_P(Posixaio, InterruptCancelsQueuedRequestsAndWaitsForRunningOnes) {
     std::vector<char> src(kSize, 's');
     ASSERT_EQ((ssize_t)kSize, ::pwrite(fd, src.data(), kSize, 0));
     constexpr int kN = kHelpers * 8;
-    int full = 0, cancelled = 0, other = 0;
     // Buffers made beforehand, so that the requests are queued in a burst.
     std::vector<std::vector<char>> bufs(kN, std::vector<char>(kSize));
-    std::vector<photon_test::task> tasks;
-    for (int i = 0; i < kN; i++) {
-        tasks.push_back(photon_test::spawn([&, i] {
-            auto& buf = bufs[i];
-            ssize_t r = posixaio_pread(fd, buf.data(), kSize, 0);
-            if (r == (ssize_t)kSize && buf[kSize - 1] == 's')
-                full++;
-            else if (r == -1 && errno == ECANCELED)
-                cancelled++;
-            else
-                other++;
-            return nullptr;
-        }));
+    bool saw_cancel = false;
+    for (int round = 0; round < 5 && !saw_cancel; round++) {
+        int full = 0, cancelled = 0, other = 0;
+        std::vector<photon_test::task> tasks;
+        for (int i = 0; i < kN; i++) {
+            tasks.push_back(photon_test::spawn([&, i] {
+                auto& buf = bufs[i];
+                buf[kSize - 1] = 0;
+                ssize_t r = posixaio_pread(fd, buf.data(), kSize, 0);
+                if (r == (ssize_t)kSize && buf[kSize - 1] == 's')
+                    full++;
+                else if (r == -1 && errno == ECANCELED)
+                    cancelled++;
+                else
+                    other++;
+                return nullptr;
+            }));
+        }
+        photon_test::run_others(2);  // all have queued and parked
+        for (auto& t : tasks) thread_interrupt(t.th, ECANCELED);
+        for (auto& t : tasks) t.join();
+        EXPECT_EQ(0, other);
+        EXPECT_EQ(kN, full + cancelled);
+        saw_cancel = cancelled > 0;
+#ifdef PHOTON_TEST_EMULATED
+        break;  // under an emulator the helpers may drain the queue every time
+#endif
     }
-    photon_test::run_others(2);  // all have queued and parked
-    for (auto& t : tasks) thread_interrupt(t.th, ECANCELED);
-    for (auto& t : tasks) t.join();
-    EXPECT_EQ(0, other);
-    EXPECT_EQ(kN, full + cancelled);
 #ifndef PHOTON_TEST_EMULATED
-    EXPECT_GT(cancelled, 0);  // under an emulator the helpers may drain the queue first
+    EXPECT_TRUE(saw_cancel);
 #endif
     ::close(fd);
 }
