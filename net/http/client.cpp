@@ -267,7 +267,7 @@ int ClientImpl::call(Operation* op) {
         req.headers.insert("User-Agent", m_user_agent.empty() ? kDefaultUserAgent : m_user_agent) <
             0)
         return -1;
-    for (auto& f : common_)
+    for (auto f : common_)
         if (!req.headers.has(f.first) && req.headers.insert(f.first, f.second) < 0) return -1;
 
     std::string user_cookie(req.headers["Cookie"]);

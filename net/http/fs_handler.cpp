@@ -202,7 +202,7 @@ bool etag_list_matches(std::string_view list, std::string_view etag) {
 
 bool if_none_match(const Headers& h, std::string_view etag, bool* present) {
     *present = false;
-    for (auto& f : h) {
+    for (auto f : h) {
         if (!iequals(f.first, "If-None-Match")) continue;
         *present = true;
         if (etag_list_matches(f.second, etag)) return true;

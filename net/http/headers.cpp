@@ -2,7 +2,10 @@
 #include <strings.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <utility>
 
 #include <photon/net/http/headers.h>
@@ -73,22 +76,21 @@ int Headers::insert(std::string_view name, std::string_view value, int allow_dup
 
 int Headers::append_valid(std::string_view name, std::string_view value) {
     size_t add = name.size() + value.size() + 4;
-    if (n_ >= max_count_ || bytes_ + add > max_bytes_) {
+    if (slots_.size() >= max_count_ || bytes_ + add > max_bytes_ ||
+        buf_.size() + add > UINT32_MAX) {
         errno = ENOBUFS;
         return -1;
     }
-    fill_next(name, value);
+    // The source may be one of our own fields (h.insert("B", h["A"])):
+    // growing buf_ would free it before it is copied.
+    if (aliases(name) || aliases(value)) {
+        std::string n(name), v(value);
+        return append_valid(n, v);
+    }
+    slots_.push_back({(uint32_t)buf_.size(), (uint32_t)name.size(), (uint32_t)value.size()});
+    buf_.append(name).append(value);
     bytes_ += add;
     return 0;
-}
-
-// Fills the next slot, reusing a previous message's strings when there is one.
-Headers::Field& Headers::fill_next(std::string_view name, std::string_view value) {
-    if (n_ == fields_.size()) fields_.emplace_back();
-    Field& f = fields_[n_++];
-    f.first.assign(name.data(), name.size());
-    f.second.assign(value.data(), value.size());
-    return f;
 }
 
 int Headers::set(std::string_view name, std::string_view value) {
@@ -96,49 +98,76 @@ int Headers::set(std::string_view name, std::string_view value) {
         errno = EINVAL;
         return -1;
     }
+    if (aliases(value)) {  // erase may reclaim the bytes it points at
+        std::string keep(value);
+        return set(name, keep);
+    }
     erase(name);
     return append_valid(name, value);
 }
 
+bool Headers::aliases(std::string_view s) const {
+    const char* b = buf_.data();
+    return std::less_equal<>()(b, s.data()) && std::less<>()(s.data(), b + buf_.size());
+}
+
+bool Headers::name_is(size_t i, std::string_view name) const {
+    const Slot& s = slots_[i];
+    return s.name_len == name.size() &&
+           strncasecmp(buf_.data() + s.off, name.data(), name.size()) == 0;
+}
+
 size_t Headers::erase(std::string_view name) {
-    // Kept fields move forward in order; erased ones go past n_ with their
-    // storage (swap, not move).
-    size_t w = 0;
-    for (size_t r = 0; r < n_; r++) {
-        Field& f = fields_[r];
-        if (iequals(f.first, name)) {
-            bytes_ -= f.first.size() + f.second.size() + 4;
+    size_t w = 0, n = slots_.size();
+    for (size_t r = 0; r < n; r++) {
+        if (name_is(r, name)) {
+            bytes_ -= slots_[r].name_len + slots_[r].value_len + 4;
             continue;
         }
-        if (w != r) std::swap(fields_[w], f);
-        w++;
+        slots_[w++] = slots_[r];
     }
-    size_t erased = n_ - w;
-    n_ = w;
-    return erased;
+    slots_.resize(w);
+    if (w != n) compact();
+    return n - w;
+}
+
+// Reclaims erased fields' bytes once they outweigh the live ones, so a set
+// that is changed again and again stays bounded. Moves every field.
+void Headers::compact() {
+    size_t live = 0;
+    for (auto& s : slots_) live += s.name_len + s.value_len;
+    if (buf_.size() - live <= std::max<size_t>(live, 256)) return;
+    std::string fresh;
+    fresh.reserve(buf_.capacity());
+    for (auto& s : slots_) {
+        uint32_t off = (uint32_t)fresh.size();
+        fresh.append(buf_, s.off, s.name_len + s.value_len);
+        s.off = off;
+    }
+    buf_.swap(fresh);
 }
 
 Headers::const_iterator Headers::find(std::string_view name) const {
-    for (auto it = begin(); it != end(); ++it)
-        if (iequals(it->first, name)) return it;
+    for (size_t i = 0, n = slots_.size(); i < n; i++)
+        if (name_is(i, name)) return {this, i};
     return end();
 }
 
 std::string_view Headers::get(std::string_view name) const {
     auto it = find(name);
-    return it == end() ? std::string_view() : std::string_view(it->second);
+    return it == end() ? std::string_view() : it.second();
 }
 
 size_t Headers::count(std::string_view name) const {
     size_t n = 0;
-    for (auto& f : *this) n += iequals(f.first, name);
+    for (size_t i = 0; i < slots_.size(); i++) n += name_is(i, name);
     return n;
 }
 
 std::vector<std::string_view> Headers::get_all(std::string_view name) const {
     std::vector<std::string_view> v;
-    for (auto& f : *this)
-        if (iequals(f.first, name)) v.emplace_back(f.second);
+    for (size_t i = 0; i < slots_.size(); i++)
+        if (name_is(i, name)) v.emplace_back(value_at(i));
     return v;
 }
 
@@ -164,7 +193,18 @@ int Headers::content_length(uint64_t len) {
 }
 
 void Headers::serialize(std::string* out) const {
-    for (auto& f : *this) out->append(f.first).append(": ").append(f.second).append("\r\n");
+    size_t at = out->size();
+    out->resize(at + bytes_);
+    char* p = &(*out)[at];
+    for (auto& s : slots_) {
+        const char* f = buf_.data() + s.off;
+        p = std::copy(f, f + s.name_len, p);
+        *p++ = ':';
+        *p++ = ' ';
+        p = std::copy(f + s.name_len, f + s.name_len + s.value_len, p);
+        *p++ = '\r';
+        *p++ = '\n';
+    }
 }
 
 }  // namespace http

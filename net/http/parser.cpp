@@ -113,7 +113,7 @@ PE parse_fields(std::string_view rest, const Limits& limits, Headers* fields) {
 // Transfer-Encoding over all its field lines: chunked, once, last.
 PE check_transfer_encoding(const Headers& fields) {
     bool chunked_last = false, other = false, any = false;
-    for (auto& f : fields) {
+    for (auto f : fields) {
         if (!iequals(f.first, "Transfer-Encoding")) continue;
         std::string_view list = f.second;
         while (true) {
@@ -171,7 +171,7 @@ PE parse_framing(const Headers& fields, int minor, const Limits& limits, Framing
 
 bool keep_alive(const Headers& fields, int minor) {
     bool close = false, keep = false;
-    for (auto& f : fields) {
+    for (auto f : fields) {
         if (!iequals(f.first, "Connection")) continue;
         close |= list_has_token(f.second, "close");
         keep |= list_has_token(f.second, "keep-alive");

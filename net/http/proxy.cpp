@@ -149,7 +149,7 @@ public:
 private:
     int direct(Request& src, Request& dst) {
         if (dst.reset(src.verb(), src.target()) < 0) return -1;
-        for (auto& f : src.headers)
+        for (auto f : src.headers)
             if (!iequals(f.first, "Host") && dst.headers.insert(f.first, f.second, 1) < 0)
                 return -1;
         return 0;
@@ -159,7 +159,7 @@ private:
     int modify(Response& src, Response& dst) {
         if (dst.set_result(src.status_code(), src.status_message()) < 0) return -1;
         std::set<std::string> seen;
-        for (auto& f : src.headers) {
+        for (auto f : src.headers) {
             if (seen.insert(lower(f.first)).second) dst.headers.erase(f.first);
             if (dst.headers.insert(f.first, f.second, 1) < 0) return -1;
         }

@@ -53,7 +53,7 @@ std::string serve_requests(const std::string& in, size_t piece) {
         log += "H" + std::to_string(r) + parse_error_str(req.parse_error()) + "\n";
         if (r < 0) break;
         check(clean(req.target()) && req.target().find(' ') == req.target().npos);
-        for (auto& f : req.headers) check(clean(f.first) && clean(f.second));
+        for (auto f : req.headers) check(clean(f.first) && clean(f.second));
         check(req.framing() != Framing::UntilClose);
         char body[300];
         ssize_t n;

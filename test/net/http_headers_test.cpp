@@ -28,7 +28,7 @@ TEST(Headers, DuplicatesNeedAllowDupAndKeepOrder) {
     EXPECT_EQ("a=1", all[0]);
     EXPECT_EQ("b=2", all[1]);
     std::string names;
-    for (auto& f : h) names += f.first + ";";
+    for (auto f : h) names.append(f.first).append(";");
     EXPECT_EQ("Set-Cookie;set-cookie;X;", names);
     EXPECT_EQ(2u, h.erase("set-COOKIE"));
     EXPECT_EQ(1u, h.size());
@@ -122,4 +122,56 @@ TEST(Headers, AClearedSetIsEmptyAndEraseKeepsTheOrderOfTheRest) {
     ASSERT_EQ(0, h.content_length(0));
     EXPECT_EQ("0", h["Content-Length"]);
     EXPECT_EQ(1u, h.count("content-length"));
+}
+
+TEST(Headers, IteratesAsPhotonDoes) {
+    Headers h;
+    ASSERT_EQ(0, h.insert("A", "1"));
+    ASSERT_EQ(0, h.insert("Bb", "22"));
+    auto it = h.find("bb");
+    ASSERT_NE(h.end(), it);
+    EXPECT_EQ("Bb", it.first());  // Photon's iterator methods
+    EXPECT_EQ("22", it.second());
+    EXPECT_EQ("22", it->second);
+    EXPECT_EQ("Bb", (*it).first);
+    EXPECT_EQ(2, h.end() - h.begin());
+    std::string all;
+    for (auto kv : h) all.append(kv.first).append("=").append(kv.second).append(";");
+    EXPECT_EQ("A=1;Bb=22;", all);
+}
+
+TEST(Headers, CopiesItsOwnFieldsSafelyWhileGrowing) {
+    Headers h;
+    std::string big(300, 'v');
+    ASSERT_EQ(0, h.insert("Src", big));
+    // Each insert may move the storage the value points into.
+    for (int i = 0; i < 40; i++) ASSERT_EQ(0, h.insert("Copy", h["Src"], 1)) << i;
+    for (auto v : h.get_all("copy")) ASSERT_EQ(big, v);
+    ASSERT_EQ(0, h.set("Src", h["Src"]));  // set() erases what its value points at
+    EXPECT_EQ(big, h["src"]);
+    Headers lone;  // its one field erased, the storage is reclaimed at once
+    ASSERT_EQ(0, lone.insert("Src", big));
+    ASSERT_EQ(0, lone.set("Src", lone["Src"]));
+    EXPECT_EQ(big, lone["src"]);
+    ASSERT_EQ(0, h.insert(h.begin().first(), "x", 1));  // a name from the set itself
+    EXPECT_EQ(41u, h.count("Copy"));
+}
+
+TEST(Headers, KeepsEveryFieldRightThroughManyReplacements) {
+    Headers h;
+    ASSERT_EQ(0, h.insert("Keep-First", "first"));
+    for (int i = 0; i < 5000; i++) {
+        std::string v = std::to_string(i) + std::string(i % 97, 'x');
+        ASSERT_EQ(0, h.set("Counter", v));
+        ASSERT_EQ(0, h.content_length((uint64_t)i * 7));
+        if (i % 3 == 0) ASSERT_EQ(0, h.insert("Extra", v, 1));
+        if (i % 3 == 2) ASSERT_EQ(1u, h.erase("extra"));
+        ASSERT_EQ(v, h["counter"]) << i;
+        ASSERT_EQ((uint64_t)i * 7, h.content_length()) << i;
+        ASSERT_EQ("first", h["keep-first"]) << i;
+    }
+    std::string out;
+    h.serialize(&out);
+    EXPECT_EQ(h.bytes(), out.size());
+    EXPECT_EQ(0u, out.find("Keep-First: first\r\n"));
 }

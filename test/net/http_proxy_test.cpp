@@ -53,13 +53,13 @@ struct reverse {
     std::string base;
     int direct(Request& src, Request& dst) {
         if (dst.reset(src.verb(), base + std::string(src.target())) < 0) return -1;
-        for (auto& f : src.headers)
+        for (auto f : src.headers)
             if (!iequals(f.first, "Host")) dst.headers.insert(f.first, f.second, 1);
         return 0;
     }
     int modify(Response& src, Response& dst) {
         dst.set_result(src.status_code());
-        for (auto& f : src.headers) dst.headers.insert(f.first, f.second, 1);
+        for (auto f : src.headers) dst.headers.insert(f.first, f.second, 1);
         dst.headers.insert("X-Via", "photon");
         return 0;
     }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,9 +22,54 @@ bool is_token(std::string_view s);
 bool is_field_value(std::string_view s);
 
 class Headers {
+    // A field's place in buf_: name, then value, back to back.
+    struct Slot {
+        uint32_t off;
+        uint32_t name_len;
+        uint32_t value_len;
+    };
+
 public:
-    using Field = std::pair<std::string, std::string>;
-    using const_iterator = std::vector<Field>::const_iterator;
+    // A field as iteration yields it (as Photon's): views into the set's
+    // storage, valid until the set next changes.
+    using Field = std::pair<std::string_view, std::string_view>;
+
+    class const_iterator {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = Field;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = Field;
+        struct arrow {  // for it->first
+            Field f;
+            const Field* operator->() const { return &f; }
+        };
+
+        const_iterator() = default;
+        Field operator*() const { return {first(), second()}; }
+        arrow operator->() const { return {**this}; }
+        std::string_view first() const { return h_->name_at(i_); }
+        std::string_view second() const { return h_->value_at(i_); }
+        const_iterator& operator++() { return ++i_, *this; }
+        const_iterator operator++(int) { return {h_, i_++}; }
+        const_iterator& operator--() { return --i_, *this; }
+        const_iterator operator--(int) { return {h_, i_--}; }
+        const_iterator& operator+=(difference_type d) { return i_ += d, *this; }
+        const_iterator operator+(difference_type d) const { return {h_, i_ + d}; }
+        difference_type operator-(const const_iterator& r) const {
+            return (difference_type)i_ - (difference_type)r.i_;
+        }
+        bool operator==(const const_iterator& r) const { return h_ == r.h_ && i_ == r.i_; }
+        bool operator!=(const const_iterator& r) const { return !(*this == r); }
+        bool operator<(const const_iterator& r) const { return i_ < r.i_; }
+
+    private:
+        friend class Headers;
+        const_iterator(const Headers* h, size_t i) : h_(h), i_(i) {}
+        const Headers* h_ = nullptr;
+        size_t i_ = 0;
+    };
 
     // A set holds at most max_count fields and max_bytes of
     // "name: value\r\n" text.
@@ -42,14 +88,16 @@ public:
     int set(std::string_view name, std::string_view value);
     // Removes every field of this name; how many were removed.
     size_t erase(std::string_view name);
-    // Empties the set. The fields' strings keep their storage for the next
-    // message on the connection: steady state allocates nothing.
+    // Empties the set. Its storage stays for the next message on the
+    // connection: steady state allocates nothing.
     void clear() {
-        n_ = 0;
+        slots_.clear();
+        buf_.clear();
         bytes_ = 0;
     }
 
-    // The first value of `name`, "" if absent.
+    // The first value of `name`, "" if absent. Views stay valid until the
+    // set next changes.
     std::string_view operator[](std::string_view name) const { return get(name); }
     std::string_view get(std::string_view name) const;
     bool has(std::string_view name) const { return find(name) != end(); }
@@ -63,20 +111,33 @@ public:
     // Sets Content-Length; 0 or -1 as insert.
     int content_length(uint64_t len);
 
-    const_iterator begin() const { return fields_.begin(); }
-    const_iterator end() const { return fields_.begin() + n_; }
-    size_t size() const { return n_; }
-    bool empty() const { return n_ == 0; }
+    const_iterator begin() const { return {this, 0}; }
+    const_iterator end() const { return {this, slots_.size()}; }
+    size_t size() const { return slots_.size(); }
+    bool empty() const { return slots_.empty(); }
     size_t bytes() const { return bytes_; }  // of "name: value\r\n" text
 
     // Appends "name: value\r\n" for each field.
     void serialize(std::string* out) const;
 
 private:
-    Field& fill_next(std::string_view name, std::string_view value);
+    std::string_view name_at(size_t i) const {
+        const Slot& s = slots_[i];
+        return {buf_.data() + s.off, s.name_len};
+    }
+    std::string_view value_at(size_t i) const {
+        const Slot& s = slots_[i];
+        return {buf_.data() + s.off + s.name_len, s.value_len};
+    }
+    bool name_is(size_t i, std::string_view name) const;
+    bool aliases(std::string_view s) const;  // points into buf_
+    void compact();
 
-    std::vector<Field> fields_;  // [0, n_) are the fields; the rest keep storage
-    size_t n_ = 0;
+    // Names and values of the fields in one buffer (a lookup walks one
+    // allocation, not two per field); erased fields' bytes stay until
+    // compact() reclaims them.
+    std::string buf_;
+    std::vector<Slot> slots_;
     uint16_t max_count_;
     size_t max_bytes_;
     size_t bytes_ = 0;
