@@ -45,8 +45,8 @@ public:
     explicit IouringSocketStream(int fd) : KernelSocketStream(fd) { read_ahead_on_ = false; }
 
 protected:
-    ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) override;
-    ssize_t send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) override;
+    ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t) override;
+    ssize_t send_once(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t) override;
 
 private:
     bool more_queued_ = false;  // the last recv filled its buffer
@@ -65,7 +65,8 @@ ssize_t try_now(ssize_t r) {
     return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : -1;
 }
 
-ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags,
+                                       lazy_timeout& t) {
     struct msghdr msg = make_msg(iov, iovcnt);
     size_t want = 0;
     for (int i = 0; i < iovcnt; i++) want += iov[i].iov_len;
@@ -81,17 +82,18 @@ ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int 
         // a ping-pong peer's socket is empty after each message, so its next
         // recv goes to the ring directly, without a syscall that says EAGAIN.
         bool more = false;
-        r = iouring_recv_more(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t, &more);
+        r = iouring_recv_more(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t.get(), &more);
         more_queued_ = r > 0 && more;
         return r;
     }
-    r = iovcnt == 1 ? iouring_recv(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t)
-                    : iouring_recvmsg(fd_, &msg, (uint32_t)flags, t);
+    r = iovcnt == 1 ? iouring_recv(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t.get())
+                    : iouring_recvmsg(fd_, &msg, (uint32_t)flags, t.get());
     more_queued_ = r > 0 && (size_t)r == want;
     return r;
 }
 
-ssize_t IouringSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+ssize_t IouringSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags,
+                                       lazy_timeout& t) {
     if (flags & ZEROCOPY_FLAG) return send_zerocopy(iov, iovcnt, flags & ~ZEROCOPY_FLAG, t);
     flags |= MSG_NOSIGNAL;
     struct msghdr msg = make_msg(iov, iovcnt);
@@ -99,8 +101,9 @@ ssize_t IouringSocketStream::send_once(const struct iovec* iov, int iovcnt, int 
         ssize_t r = try_now(::sendmsg(fd_, &msg, flags | MSG_DONTWAIT));
         if (r != -2) return r;
     }
-    if (iovcnt == 1) return iouring_send(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t);
-    return iouring_sendmsg(fd_, &msg, (uint32_t)flags, t);
+    if (iovcnt == 1)
+        return iouring_send(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t.get());
+    return iouring_sendmsg(fd_, &msg, (uint32_t)flags, t.get());
 }
 
 ISocketStream* make_iouring_stream(int fd) { return new IouringSocketStream(fd); }

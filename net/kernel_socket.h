@@ -13,6 +13,7 @@
 #include <photon/thread/thread.h>
 
 #include "read_ahead.h"
+#include "socket_io.h"
 
 namespace photon {
 namespace net {
@@ -76,20 +77,20 @@ public:
 
 protected:
     // One transfer each, parking on EAGAIN until the stream's deadline.
-    virtual ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t);
-    virtual ssize_t send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+    virtual ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
+    virtual ssize_t send_once(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
     // A send with ISocketStream::ZEROCOPY_FLAG: returns once the kernel has
     // let go of the buffer. Defined in zerocopy_socket.cpp.
-    virtual ssize_t send_zerocopy(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+    virtual ssize_t send_zerocopy(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
 
     // -1 with the error that cut short the last read / write, if any.
     bool take_deferred(int& err);
     ssize_t transfer(bool& short_before, uint32_t event, const struct iovec* iov, int iovcnt,
-                     int flags, Timeout t, bool sending);
+                     int flags, lazy_timeout& t, bool sending);
     ssize_t syscall_once(const struct iovec* iov, int iovcnt, int flags, bool sending);
     // A receive through the read-ahead buffer when it applies, else recv_once.
-    ssize_t recv_some(const struct iovec* iov, int iovcnt, int flags, Timeout t);
-    ssize_t recv_ahead(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+    ssize_t recv_some(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
+    ssize_t recv_ahead(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
 
     int fd_;
     uint64_t timeout_ = -1;

@@ -66,14 +66,14 @@ int KernelSocketStream::shutdown(ShutdownHow how) {
 // the next edge first and saves that syscall (nginx reasons the same way).
 // The engine keeps edges that came meanwhile, so none is missed.
 ssize_t KernelSocketStream::transfer(bool& short_before, uint32_t event, const struct iovec* iov,
-                                     int iovcnt, int flags, Timeout t, bool sending) {
+                                     int iovcnt, int flags, lazy_timeout& t, bool sending) {
     if (flags & MSG_DONTWAIT) {  // the caller wants EAGAIN, not a wait
         short_before = false;
         return syscall_once(iov, iovcnt, flags, sending);
     }
     if (short_before) {
         short_before = false;
-        if (wait_for_fd(fd_, event, t) < 0) return -1;
+        if (wait_for_fd(fd_, event, t.get()) < 0) return -1;
     }
     ssize_t r = doio(fd_, event, t, [&] { return syscall_once(iov, iovcnt, flags, sending); });
     if (r > 0 && !(flags & MSG_PEEK)) short_before = (size_t)r < iov_bytes(iov, iovcnt);
@@ -91,11 +91,13 @@ ssize_t KernelSocketStream::syscall_once(const struct iovec* iov, int iovcnt, in
     return sending ? ::sendmsg(fd_, &msg, flags) : ::recvmsg(fd_, &msg, flags);
 }
 
-ssize_t KernelSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+ssize_t KernelSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags,
+                                      lazy_timeout& t) {
     return transfer(recv_short_, kRead, iov, iovcnt, flags, t, false);
 }
 
-ssize_t KernelSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+ssize_t KernelSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags,
+                                      lazy_timeout& t) {
     if (flags & ZEROCOPY_FLAG) return send_zerocopy(iov, iovcnt, flags & ~ZEROCOPY_FLAG, t);
     // MSG_NOSIGNAL: EPIPE, never SIGPIPE.
     return transfer(send_short_, kWrite, iov, iovcnt, flags | MSG_NOSIGNAL, t, true);
@@ -104,7 +106,8 @@ ssize_t KernelSocketStream::send_once(const struct iovec* iov, int iovcnt, int f
 // Buffered bytes come first (MSG_PEEK leaves them there). Then a small
 // plain read goes through the read-ahead buffer; anything else (large
 // reads, other flags) goes to the kernel as asked.
-ssize_t KernelSocketStream::recv_some(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+ssize_t KernelSocketStream::recv_some(const struct iovec* iov, int iovcnt, int flags,
+                                      lazy_timeout& t) {
     if (ahead_.size()) {
         size_t n = ahead_.take(iov, iovcnt, flags & MSG_PEEK);
         if (!(flags & MSG_WAITALL) || n == iov_bytes(iov, iovcnt)) return (ssize_t)n;
@@ -123,12 +126,13 @@ ssize_t KernelSocketStream::recv_some(const struct iovec* iov, int iovcnt, int f
 
 // Parks (holding no buffer) until the socket is readable, then takes what
 // the kernel has, up to read_ahead::kSize, and hands out the front.
-ssize_t KernelSocketStream::recv_ahead(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+ssize_t KernelSocketStream::recv_ahead(const struct iovec* iov, int iovcnt, int flags,
+                                       lazy_timeout& t) {
     bool dontwait = flags & MSG_DONTWAIT;
     bool wait = recv_short_ && !dontwait;
     recv_short_ = false;
     while (true) {
-        if (wait && wait_for_fd(fd_, kRead, t) < 0) return -1;
+        if (wait && wait_for_fd(fd_, kRead, t.get()) < 0) return -1;
         char* b = ahead_.acquire();
         if (!b) return recv_once(iov, iovcnt, flags, t);  // no memory: unbuffered
         ssize_t r = ::recv(fd_, b, read_ahead::kSize, MSG_DONTWAIT);
@@ -156,13 +160,15 @@ ssize_t KernelSocketStream::recv(void* buf, size_t count, int flags) {
 
 ssize_t KernelSocketStream::recv(const struct iovec* iov, int iovcnt, int flags) {
     if (!ahead_.size() && take_deferred(read_err_)) return -1;
-    return recv_some(iov, iovcnt, flags, Timeout(timeout_));
+    lazy_timeout t(timeout_);
+    return recv_some(iov, iovcnt, flags, t);
 }
 
 ssize_t KernelSocketStream::send(const void* buf, size_t count, int flags) {
     if (take_deferred(write_err_)) return -1;
     struct iovec iov = {const_cast<void*>(buf), count};
-    return send_once(&iov, 1, flags, Timeout(timeout_));
+    lazy_timeout t(timeout_);
+    return send_once(&iov, 1, flags, t);
 }
 
 ssize_t KernelSocketStream::send_now(const void* buf, size_t count) {
@@ -181,7 +187,8 @@ ssize_t KernelSocketStream::send_now(const void* buf, size_t count) {
 
 ssize_t KernelSocketStream::send(const struct iovec* iov, int iovcnt, int flags) {
     if (take_deferred(write_err_)) return -1;
-    return send_once(iov, iovcnt, flags, Timeout(timeout_));
+    lazy_timeout t(timeout_);
+    return send_once(iov, iovcnt, flags, t);
 }
 
 ssize_t KernelSocketStream::read(void* buf, size_t count) {
@@ -203,7 +210,7 @@ bool KernelSocketStream::take_deferred(int& err) {
 
 ssize_t KernelSocketStream::readv_mutable(struct iovec* iov, int iovcnt) {
     if (!ahead_.size() && take_deferred(read_err_)) return -1;
-    Timeout t(timeout_);  // one deadline for the whole call
+    lazy_timeout t(timeout_);  // one deadline for the whole call
     return doio_all(
         iov, iovcnt, [&](struct iovec* v, int n) { return recv_some(v, n, 0, t); }, &read_err_);
 }
@@ -220,7 +227,7 @@ ssize_t KernelSocketStream::writev(const struct iovec* iov, int iovcnt) {
 
 ssize_t KernelSocketStream::writev_mutable(struct iovec* iov, int iovcnt) {
     if (take_deferred(write_err_)) return -1;
-    Timeout t(timeout_);
+    lazy_timeout t(timeout_);
     return doio_all(
         iov, iovcnt,
         [&](struct iovec* v, int n) -> ssize_t {
@@ -235,7 +242,7 @@ ssize_t KernelSocketStream::writev_mutable(struct iovec* iov, int iovcnt) {
 }
 
 ssize_t KernelSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
-    Timeout t(timeout_);
+    lazy_timeout t(timeout_);
     size_t done = 0;
     while (done < count) {
         ssize_t r =

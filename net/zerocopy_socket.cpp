@@ -95,11 +95,11 @@ public:
     }
 
 protected:
-    ssize_t send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) override;
-    ssize_t send_zerocopy(const struct iovec* iov, int iovcnt, int flags, Timeout t) override;
+    ssize_t send_once(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t) override;
+    ssize_t send_zerocopy(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t) override;
 
 private:
-    ssize_t send_errqueue(const struct iovec* iov, int iovcnt, int flags, Timeout t);
+    ssize_t send_errqueue(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
     int wait_released(uint32_t seq, Timeout t);
     int drain_errqueue();
 
@@ -109,7 +109,8 @@ private:
     int broken_ = 0;       // a send whose release we could not await
 };
 
-ssize_t ZerocopySocketStream::send_once(const struct iovec* iov, int iovcnt, int flags, Timeout t) {
+ssize_t ZerocopySocketStream::send_once(const struct iovec* iov, int iovcnt, int flags,
+                                        lazy_timeout& t) {
     if (broken_)
         LOG_ERROR_RETURN(EIO, -1, "zero-copy stream broken by an earlier ", ERRNO(broken_));
     bool forced = flags & ZEROCOPY_FLAG;
@@ -120,14 +121,14 @@ ssize_t ZerocopySocketStream::send_once(const struct iovec* iov, int iovcnt, int
 }
 
 ssize_t ZerocopySocketStream::send_zerocopy(const struct iovec* iov, int iovcnt, int flags,
-                                            Timeout t) {
+                                            lazy_timeout& t) {
     if (master_event_engine_kind() == INIT_EVENT_IOURING || !errqueue_ok_)
         return KernelSocketStream::send_zerocopy(iov, iovcnt, flags, t);
     return send_errqueue(iov, iovcnt, flags, t);
 }
 
 ssize_t ZerocopySocketStream::send_errqueue(const struct iovec* iov, int iovcnt, int flags,
-                                            Timeout t) {
+                                            lazy_timeout& t) {
     struct msghdr msg = make_msg(iov, iovcnt);
     flags |= MSG_ZEROCOPY | MSG_NOSIGNAL;
     ssize_t r =
@@ -135,7 +136,7 @@ ssize_t ZerocopySocketStream::send_errqueue(const struct iovec* iov, int iovcnt,
     if (r < 0 && errno == ENOBUFS)  // over the socket's optmem for pinned pages
         return KernelSocketStream::send_once(iov, iovcnt, flags & ~MSG_ZEROCOPY, t);
     if (r <= 0) return r;  // a failed send takes no sequence number
-    if (wait_released(zc_.next(), t) < 0) {
+    if (wait_released(zc_.next(), t.get()) < 0) {
         // The kernel may still read the buffer, and the caller cannot tell
         // what was sent: fail this and every later send.
         broken_ = errno;
@@ -190,14 +191,14 @@ ISocketStream* make_zerocopy_stream(int fd) { return new ZerocopySocketStream(fd
 // For any kernel stream: io_uring's SEND_ZC (on the master ring, else the
 // vCPU's sidecar ring); a plain copying send where io_uring lacks it.
 ssize_t KernelSocketStream::send_zerocopy(const struct iovec* iov, int iovcnt, int flags,
-                                          Timeout t) {
+                                          lazy_timeout& t) {
     flags |= MSG_NOSIGNAL;
     ssize_t r;
     if (iovcnt == 1) {
-        r = iouring_send_zc(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t);
+        r = iouring_send_zc(fd_, iov->iov_base, iov->iov_len, (uint32_t)flags, t.get());
     } else {
         struct msghdr msg = make_msg(iov, iovcnt);
-        r = iouring_sendmsg_zc(fd_, &msg, (uint32_t)flags, t);
+        r = iouring_sendmsg_zc(fd_, &msg, (uint32_t)flags, t.get());
     }
     if (r >= 0 || !zc_unsupported(errno)) return r;
     return KernelSocketStream::send_once(iov, iovcnt, flags, t);  // not virtual: no loop

@@ -37,10 +37,13 @@ Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atom
 
 // ---- ReadSide -----------------------------------------------------------
 
+// The head's deadline is armed by its first read that finds the head
+// incomplete: a head that came whole (nearly all) reads no clock. It then
+// counts from there, not from the first byte: the parser's time apart.
 void ReadSide::head() {
     phase_ = Phase::Head;
     timed_out_ = false;
-    head_deadline_.timeout(c_->opts.header_timeout);
+    head_armed_ = false;
 }
 
 ssize_t ReadSide::read(void* buf, size_t count) {
@@ -57,6 +60,10 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             w = WaitState::Idle;
             break;
         case Phase::Head:
+            if (!head_armed_) {
+                head_deadline_.timeout(c_->opts.header_timeout);
+                head_armed_ = true;
+            }
             tm = head_deadline_.timeout();
             if (tm == 0) {
                 timed_out_ = true;

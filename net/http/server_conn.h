@@ -73,6 +73,7 @@ private:
     Connection* c_;
     Phase phase_ = Phase::Idle;
     bool timed_out_ = false;
+    bool head_armed_ = false;
     uint64_t idle_timeout_ = -1;
     Timeout head_deadline_;
 };
