@@ -133,17 +133,6 @@ int decode_path(std::string_view remain, char* out, size_t cap, size_t* len, boo
     return 0;
 }
 
-size_t put_hex(char* p, uint64_t v) {
-    char tmp[16];
-    size_t n = 0;
-    do {
-        tmp[n++] = "0123456789abcdef"[v & 15];
-        v >>= 4;
-    } while (v);
-    for (size_t i = 0; i < n; i++) p[i] = tmp[n - 1 - i];
-    return n;
-}
-
 size_t put_dec(char* p, uint64_t v) {
     char tmp[20];
     size_t n = 0;
@@ -154,29 +143,6 @@ size_t put_dec(char* p, uint64_t v) {
     for (size_t i = 0; i < n; i++) p[i] = tmp[n - 1 - i];
     return n;
 }
-
-// A file's validators: a strong ETag "<mtime ns hex>-<size hex>" (like
-// nginx's, but with nanoseconds) and Last-Modified.
-struct validators {
-    char etag_buf[36];
-    char last_modified_buf[kHttpDateLength];
-    size_t etag_len;
-    time_t mtime;
-
-    explicit validators(const struct stat& st) : mtime(st.st_mtim.tv_sec) {
-        uint64_t ns = (uint64_t)st.st_mtim.tv_sec * 1000000000 + (uint64_t)st.st_mtim.tv_nsec;
-        char* p = etag_buf;
-        *p++ = '"';
-        p += put_hex(p, ns);
-        *p++ = '-';
-        p += put_hex(p, (uint64_t)st.st_size);
-        *p++ = '"';
-        etag_len = (size_t)(p - etag_buf);
-        format_http_date(mtime < 0 ? 0 : mtime, last_modified_buf);
-    }
-    std::string_view etag() const { return {etag_buf, etag_len}; }
-    std::string_view last_modified() const { return {last_modified_buf, kHttpDateLength}; }
-};
 
 // Whether an If-None-Match list holds "*" or a tag weakly equal to etag
 // (RFC 9110 8.8.3.2: W/ ignored). Tags are parsed as quoted strings, since
@@ -265,7 +231,7 @@ range_result parse_range(std::string_view v, uint64_t size, uint64_t* first, uin
 
 // If-Range (RFC 9110 13.1.5): a strong ETag equal to ours, or exactly our
 // Last-Modified date. Weak tags and anything else fail.
-bool if_range_holds(std::string_view v, const validators& val) {
+bool if_range_holds(std::string_view v, const file_validators& val) {
     v = trim_ows(v);
     if (!v.empty() && v[0] == '"') return v == val.etag();
     if (v.size() >= 2 && v[0] == 'W' && v[1] == '/') return false;
@@ -474,9 +440,7 @@ bool fs_handler::from_cache(const char* path, size_t len, file_ctx& f) {
             return false;
         }
         if (!same_file_state(snap->st, fst)) {
-            auto fresh = std::make_shared<open_file_cache::snapshot>();
-            fresh->st = fst;
-            snap = std::move(fresh);
+            snap = std::make_shared<open_file_cache::snapshot>(fst);
             cache_.update(e, snap);
         }
         open_file_cache::validated(e);
@@ -496,8 +460,7 @@ bool fs_handler::from_cache(const char* path, size_t len, file_ctx& f) {
 const std::string* fs_handler::small_file_bytes(file_ctx& f) {
     if (!f.cached || !f.snap || (uint64_t)f.snap->st.st_size > kInlineMax) return nullptr;
     if (f.snap->loaded) return &f.snap->bytes;
-    auto loaded = std::make_shared<open_file_cache::snapshot>();
-    loaded->st = f.snap->st;
+    auto loaded = std::make_shared<open_file_cache::snapshot>(f.snap->st);
     size_t size = (size_t)loaded->st.st_size;
     loaded->bytes.resize(size + 1);  // one more: a file that grew reads long
     ssize_t n = pread_fd(f.fd, &loaded->bytes[0], size + 1, 0);
@@ -510,7 +473,9 @@ const std::string* fs_handler::small_file_bytes(file_ctx& f) {
 }
 
 int fs_handler::serve(Request& req, Response& resp, file_ctx& f) {
-    validators val(f.st);
+    // A kept file's snapshot has them formatted already (copied: the
+    // snapshot may be replaced below).
+    file_validators val = f.snap ? f.snap->val : file_validators(f.st);
     uint64_t size = (uint64_t)f.st.st_size, first = 0, last = size ? size - 1 : 0;
     bool head_only = req.verb() == Verb::HEAD;
 
@@ -561,7 +526,7 @@ int fs_handler::serve(Request& req, Response& resp, file_ctx& f) {
     }
     // Values of our own making: appended without the checks of insert().
     auto& h = resp.headers;
-    (void)h.append_valid("Content-Type", mime_type(f.path));
+    (void)h.append_valid("Content-Type", f.cached ? f.cached->mime : mime_type(f.path));
     (void)h.content_length(count);
     (void)h.append_valid("Last-Modified", val.last_modified());
     (void)h.append_valid("ETag", val.etag());

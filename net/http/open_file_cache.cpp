@@ -5,9 +5,36 @@
 
 #include <photon/common/timeout.h>
 
+#include "mime_types.h"
+
 namespace photon {
 namespace net {
 namespace http {
+
+namespace {
+size_t put_hex(char* p, uint64_t v) {
+    char tmp[16];
+    size_t n = 0;
+    do {
+        tmp[n++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    for (size_t i = 0; i < n; i++) p[i] = tmp[n - 1 - i];
+    return n;
+}
+}  // namespace
+
+file_validators::file_validators(const struct stat& st) : mtime(st.st_mtim.tv_sec) {
+    uint64_t ns = (uint64_t)st.st_mtim.tv_sec * 1000000000 + (uint64_t)st.st_mtim.tv_nsec;
+    char* p = etag_buf;
+    *p++ = '"';
+    p += put_hex(p, ns);
+    *p++ = '-';
+    p += put_hex(p, (uint64_t)st.st_size);
+    *p++ = '"';
+    etag_len = (size_t)(p - etag_buf);
+    format_http_date(mtime < 0 ? 0 : mtime, last_modified_buf);
+}
 
 open_file_cache::~open_file_cache() {
     for (entry* e : lru_) {
@@ -37,9 +64,8 @@ void open_file_cache::update(entry* e, snapshot_ptr snap) {
 open_file_cache::entry* open_file_cache::put(std::string_view path, fs::IFile* file, int fd,
                                              const struct stat& st, snapshot_ptr* snap) {
     entry* e = new entry(path, file, fd, st, photon::now);
-    auto first = std::make_shared<snapshot>();
-    first->st = st;
-    e->snap = *snap = std::move(first);
+    e->mime = mime_type(e->path);
+    e->snap = *snap = std::make_shared<snapshot>(st);
     e->refs.store(2, std::memory_order_relaxed);  // the cache's and the caller's
     SCOPED_LOCK(lock_);
     auto it = map_.find(path);

@@ -22,9 +22,24 @@
 #include <photon/fs/filesystem.h>
 #include <photon/thread/thread.h>
 
+#include "http_date.h"
+
 namespace photon {
 namespace net {
 namespace http {
+
+// A file version's validators: a strong ETag "<mtime ns hex>-<size hex>"
+// (like nginx's, but with nanoseconds) and Last-Modified.
+struct file_validators {
+    char etag_buf[36];
+    char last_modified_buf[kHttpDateLength];
+    size_t etag_len;
+    time_t mtime;
+
+    explicit file_validators(const struct stat& st);
+    std::string_view etag() const { return {etag_buf, etag_len}; }
+    std::string_view last_modified() const { return {last_modified_buf, kHttpDateLength}; }
+};
 
 class open_file_cache {
 public:
@@ -37,17 +52,21 @@ public:
     static constexpr uint64_t kValidUs = 1'000'000;
     static constexpr uint64_t kInactiveUs = 30'000'000;
 
-    // What a request may use of a file without asking the kernel again.
+    // What a request may use of a file without asking the kernel again,
+    // and what responses say about it (formatted once, not per request).
     // Immutable once published: a change makes a new one.
     struct snapshot {
         struct stat st;
+        file_validators val;
         std::string bytes;  // the whole file, if loaded (small files)
         bool loaded = false;
+        explicit snapshot(const struct stat& s) : st(s), val(s) {}
     };
     using snapshot_ptr = std::shared_ptr<const snapshot>;
 
     struct entry {
         std::string path;
+        std::string_view mime;  // the path's Content-Type
         fs::IFile* file;
         int fd;
         dev_t dev;
