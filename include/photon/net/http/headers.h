@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -130,7 +131,10 @@ private:
         return {buf_.data() + s.off + s.name_len, s.value_len};
     }
     bool name_is(size_t i, std::string_view name) const;
-    bool aliases(std::string_view s) const;  // points into buf_
+    bool aliases(std::string_view s) const {  // points into buf_
+        const char* b = buf_.data();
+        return std::less_equal<>()(b, s.data()) && std::less<>()(s.data(), b + buf_.size());
+    }
     void compact();
 
     // Names and values of the fields in one buffer (a lookup walks one
