@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -368,11 +369,23 @@ int fs_handler::handle_request(Request& req, Response& resp, std::string_view re
         (void)resp.headers.insert("Allow", "GET, HEAD");
         return reply_status(req, resp, 405);
     }
-    char path[PATH_MAX];
+    // A decoded path is never longer than the target ("/" + remain). Short
+    // ones stay on a small stack buffer: a PATH_MAX frame puts this
+    // function's locals on a cold stack page of every request's coroutine.
+    const size_t kIndexRoom = sizeof("/index.html");
+    char small[512];
+    std::unique_ptr<char[]> big;
+    char* path = small;
+    size_t cap = sizeof(small);
+    if (remain.size() + 1 + kIndexRoom > cap) {
+        big.reset(new (std::nothrow) char[PATH_MAX]);
+        if (!big) return reply_status(req, resp, 500);
+        path = big.get();
+        cap = PATH_MAX;
+    }
     size_t len;
     bool dir;
-    const size_t kIndexRoom = sizeof("/index.html");
-    int status = decode_path(remain, path, sizeof(path) - kIndexRoom, &len, &dir);
+    int status = decode_path(remain, path, cap - kIndexRoom, &len, &dir);
     if (status) return reply_status(req, resp, status);
 
     file_ctx f;

@@ -462,6 +462,39 @@ TEST_P(FsHandler, MapsPathsAndErrorsToStatuses) {
     }
 }
 
+TEST_P(FsHandler, ServesPathsLongerThanItsStackBuffer) {
+    // Three 200-byte directory names: a 620-byte path, past the handler's
+    // 512-byte stack buffer, within PATH_MAX.
+    std::string rel;
+    for (char c : {'x', 'y', 'z'}) {
+        rel += "/" + std::string(200, c);
+        ASSERT_EQ(0, ::mkdir((t->root + rel).c_str(), 0755)) << errno;
+    }
+    {
+        FILE* f = fopen((t->root + rel + "/deep.txt").c_str(), "wb");
+        ASSERT_TRUE(f);
+        fputs("deep", f);
+        fclose(f);
+    }
+    serve(new fd_fs(t->root, true));
+    auto c = connect();
+    for (int i = 0; i < 2; i++) {  // opened, then from the cache
+        reply r = c->get(rel + "/deep.txt");
+        EXPECT_EQ(200, r.status);
+        EXPECT_EQ("deep", r.body);
+    }
+    // A long target that decodes to a short path, and a long one with an
+    // escaped slash.
+    std::string dots;
+    for (int i = 0; i < 400; i++) dots += "./";
+    reply r = c->get("/" + dots + "a.txt");
+    EXPECT_EQ(200, r.status);
+    EXPECT_EQ("hello, world\n", r.body);
+    std::string y(200, 'y');
+    r = c->get("/" + std::string(200, 'x') + "%2F" + y + "/" + std::string(200, 'z') + "/");
+    EXPECT_EQ(403, r.status);  // the deep directory itself, which has no index
+}
+
 TEST_P(FsHandler, TakesThePathAfterThePatternAndIgnoresTheQuery) {
     serve(new fd_fs(t->root, true));
     server->remain_is_target = true;
