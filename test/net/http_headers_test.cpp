@@ -1,6 +1,10 @@
 // Headers: case-insensitive, ordered, duplicates, limits, injection refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
 #include <photon/net/http/headers.h>
 
 using namespace photon::net::http;
@@ -135,6 +139,15 @@ TEST(Headers, IteratesAsPhotonDoes) {
     EXPECT_EQ("22", it->second);
     EXPECT_EQ("Bb", (*it).first);
     EXPECT_EQ(2, h.end() - h.begin());
+    EXPECT_EQ("22", h.begin()[1].second);
+    EXPECT_EQ(h.begin(), h.end() - 2);
+    EXPECT_TRUE(h.begin() < h.end() && h.end() > h.begin() && h.begin() <= h.begin());
+    EXPECT_EQ(h.find("bb"),
+              std::find_if(h.begin(), h.end(), [](Headers::Field f) { return f.second == "22"; }));
+    std::vector<Headers::Field> rev(std::make_reverse_iterator(h.end()),
+                                    std::make_reverse_iterator(h.begin()));
+    ASSERT_EQ(2u, rev.size());
+    EXPECT_EQ("A", rev[1].first);
     std::string all;
     for (auto kv : h) all.append(kv.first).append("=").append(kv.second).append(";");
     EXPECT_EQ("A=1;Bb=22;", all);

@@ -35,6 +35,8 @@ public:
     // storage, valid until the set next changes.
     using Field = std::pair<std::string_view, std::string_view>;
 
+    // Random access with a proxy reference (a Field by value), like
+    // std::vector<bool>'s: write `for (auto f : h)`, not `auto&`.
     class const_iterator {
     public:
         using iterator_category = std::random_access_iterator_tag;
@@ -57,13 +59,19 @@ public:
         const_iterator& operator--() { return --i_, *this; }
         const_iterator operator--(int) { return {h_, i_--}; }
         const_iterator& operator+=(difference_type d) { return i_ += d, *this; }
+        const_iterator& operator-=(difference_type d) { return i_ -= d, *this; }
         const_iterator operator+(difference_type d) const { return {h_, i_ + d}; }
+        const_iterator operator-(difference_type d) const { return {h_, i_ - d}; }
+        Field operator[](difference_type d) const { return *(*this + d); }
         difference_type operator-(const const_iterator& r) const {
             return (difference_type)i_ - (difference_type)r.i_;
         }
         bool operator==(const const_iterator& r) const { return h_ == r.h_ && i_ == r.i_; }
         bool operator!=(const const_iterator& r) const { return !(*this == r); }
         bool operator<(const const_iterator& r) const { return i_ < r.i_; }
+        bool operator>(const const_iterator& r) const { return r < *this; }
+        bool operator<=(const const_iterator& r) const { return !(r < *this); }
+        bool operator>=(const const_iterator& r) const { return !(*this < r); }
 
     private:
         friend class Headers;
