@@ -43,7 +43,7 @@ Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atom
 void ReadSide::head() {
     phase_ = Phase::Head;
     timed_out_ = false;
-    head_armed_ = false;
+    head_deadline_ = lazy_timeout(c_->opts.header_timeout);
 }
 
 ssize_t ReadSide::read(void* buf, size_t count) {
@@ -60,11 +60,7 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             w = WaitState::Idle;
             break;
         case Phase::Head:
-            if (!head_armed_) {
-                head_deadline_.timeout(c_->opts.header_timeout);
-                head_armed_ = true;
-            }
-            tm = head_deadline_.timeout();
+            tm = head_deadline_.get().timeout();
             if (tm == 0) {
                 timed_out_ = true;
                 errno = ETIMEDOUT;

@@ -15,6 +15,8 @@
 #include <photon/net/socket.h>
 #include <photon/thread/thread.h>
 
+#include "../socket_io.h"
+
 namespace photon {
 namespace net {
 namespace http {
@@ -73,9 +75,8 @@ private:
     Connection* c_;
     Phase phase_ = Phase::Idle;
     bool timed_out_ = false;
-    bool head_armed_ = false;
     uint64_t idle_timeout_ = -1;
-    Timeout head_deadline_;
+    lazy_timeout head_deadline_{UINT64_MAX};
 };
 
 // The write side, which the messages write to and connection_stream()
