@@ -1,8 +1,8 @@
 // Headers: ordered, case-insensitive, bounded field storage.
 #include <strings.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -134,8 +134,7 @@ size_t Headers::erase(std::string_view name) {
 // Reclaims erased fields' bytes once they outweigh the live ones, so a set
 // that is changed again and again stays bounded. Moves every field.
 void Headers::compact() {
-    size_t live = 0;
-    for (auto& s : slots_) live += s.name_len + s.value_len;
+    size_t live = bytes_ - 4 * slots_.size();  // bytes_ counts ": " and CRLF too
     if (buf_.size() - live <= std::max<size_t>(live, 256)) return;
     std::string fresh;
     fresh.reserve(buf_.capacity());
