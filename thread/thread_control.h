@@ -54,9 +54,15 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
     uint32_t pins = 0;            // thread_pin_current(); only its own vCPU reads it
     spinlock lock;                // guards state transitions against other vCPUs
 
-    // Sleep queue: absolute deadline on `now` and index in the vCPU's heap.
+    // Sleep queue: absolute deadline on `now`, where the sleeper is queued
+    // (sleep_queue.h: kNotQueued, kInList, kInHeap) and its links: in the
+    // list, its neighbours; in the heap, its first child, next sibling, and
+    // previous sibling or, for a first child, its parent.
     uint64_t deadline = UINT64_MAX;
-    int32_t heap_index = -1;
+    thread* sq_child = nullptr;
+    thread* sq_next = nullptr;
+    thread* sq_prev = nullptr;
+    uint8_t in_sleepq = 0;
 
     // Wait queue links (a sleeping lock's waitq), and what the waiter wants
     // from it (semaphore units, rwlock mode).

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <new>
 #include <chrono>
 #include <ctime>
 #include <thread>
@@ -63,12 +64,18 @@ int timestamp_updater_init() {
         errno = EALREADY;
         return -1;
     }
-    g_updater = new std::thread([] {
-        while (g_updater_run.load(std::memory_order_relaxed)) {
-            __update_now();
-            std::this_thread::sleep_for(std::chrono::microseconds(500));
-        }
-    });
+    try {
+        g_updater = new std::thread([] {
+            while (g_updater_run.load(std::memory_order_relaxed)) {
+                __update_now();
+                std::this_thread::sleep_for(std::chrono::microseconds(500));
+            }
+        });
+    } catch (const std::exception& e) {  // bad_alloc, or system_error from the thread
+        g_updater_run = false;
+        LOG_ERROR_RETURN(EAGAIN, -1, "timestamp_updater_init: cannot start its thread: `",
+                         e.what());
+    }
     return 0;
 }
 
@@ -85,8 +92,13 @@ int timestamp_updater_fini() {
 
 int vcpu_init(uint64_t flags) {
     if (CURRENT) LOG_ERROR_RETURN(EALREADY, -1, "vcpu_init: this OS thread is a vCPU already");
-    auto v = new vcpu_t;
-    auto main = new thread;
+    auto v = new (std::nothrow) vcpu_t;
+    auto main = new (std::nothrow) thread;
+    if (!v || !main) {
+        delete v;
+        delete main;
+        LOG_ERROR_RETURN(ENOMEM, -1, "vcpu_init: out of memory");
+    }
     main->flags = TF_MAIN;
     main->vcpu = v;
     set_main_stack_bounds(main);
@@ -243,7 +255,7 @@ void detach_locked(thread* th, vcpu_t* v) {
         v->standby.erase(th);
         v->standby_lock.unlock();
     }
-    if (th->heap_index >= 0)
+    if (th->in_sleepq)
         v->sleepq.erase(th);
     else if (!migrating_in)
         th->deadline = UINT64_MAX;  // sleep_current leaves it stale then

@@ -264,6 +264,38 @@ TEST_F(Thread, SleepersWakeInDeadlineOrder) {
     EXPECT_EQ(sorted, woke);
 }
 
+// The sleep queue keeps in-order arrivals in a list and the others in a heap;
+// removals from both (interrupts) must leave the order of the rest intact.
+TEST_F(Thread, SleepersArrivingInAndOutOfOrderWakeInDeadlineOrderAroundInterrupts) {
+    constexpr int N = 300;
+    std::mt19937 rng(7);
+    std::vector<int> rank(N);
+    std::iota(rank.begin(), rank.end(), 0);
+    // Runs of ascending ranks (the list) interleaved with random ones (the heap).
+    for (int i = 0; i + 10 <= N; i += 20)
+        std::shuffle(rank.begin() + i, rank.begin() + i + 10, rng);
+    const uint64_t base = photon::__update_now() + 100 * 1000;
+    std::vector<int> woke;
+    std::vector<photon::thread*> ths(N);
+    for (int r : rank) {
+        ths[r] = photon::thread_create11(kSmallStack, [&woke, base, r] {
+            photon::Timeout t;
+            t.expiration(base + (uint64_t)r * 200);
+            if (photon::thread_usleep(t) == 0) woke.push_back(r);
+        });
+    }
+    photon::thread_yield();  // all asleep
+    std::vector<int> expected;
+    for (int r = 0; r < N; r++) {
+        if (r % 7 == 3 || r % 11 == 5)
+            EXPECT_EQ(0, photon::thread_interrupt(ths[r], EINTR));
+        else
+            expected.push_back(r);
+    }
+    photon::wait_all();
+    EXPECT_EQ(expected, woke);
+}
+
 TEST_F(Thread, UsleepZeroAndAnExpiredTimeoutJustYield) {
     int ran = 0;
     photon::thread_create(&count_up, &ran, kSmallStack);
