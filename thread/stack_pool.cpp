@@ -1,8 +1,5 @@
 #include "stack_pool.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
 
@@ -10,62 +7,40 @@
 #include <photon/thread/stack-allocator.h>
 
 #include "fiber_annotations.h"
+#include "vcpu.h"
 
 namespace photon {
 
 namespace {
 
+// PhotonLibOS's default: 1 GiB of stack (128 default stacks) per vCPU.
+std::atomic<size_t> g_trim_threshold{size_t(1) << 30};
 std::atomic<size_t> g_cache_limit{1024};
 Delegate<void*, size_t> g_custom_alloc;
 Delegate<void, void*, size_t> g_custom_dealloc;
+// Stacks given back to the slabs per madvise round, at most.
+constexpr size_t kGiveBackBatch = 64;
 
-stack_block* init_block(char* base, size_t total, size_t usable, bool guarded, bool custom) {
-    auto b = reinterpret_cast<stack_block*>(base + total - kStackBlockBytes);
-    *b = stack_block{base, total, usable, nullptr, 0, guarded, custom};
-    b->valgrind_id = annotate_stack_register(base + total - usable, base + total);
+stack_block* custom_block(char* p, size_t usable) {
+    auto b = reinterpret_cast<stack_block*>(p + usable - kStackBlockBytes);
+    *b = stack_block{nullptr, nullptr, nullptr, p, usable, usable, 0, false};
+    b->valgrind_id = annotate_stack_register(p, p + usable);
     return b;
 }
 
-stack_block* map_stack(size_t usable) {
-    const size_t guard = page_size();
-    const size_t total = usable + guard;
-    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED)
-        LOG_ERRNO_RETURN(ENOMEM, nullptr, "failed to map a coroutine stack of ` bytes", usable);
-    auto base = static_cast<char*>(p);
-    // A huge page would commit 2 MiB per coroutine; stacks must stay sparse.
-    madvise(base, total, MADV_NOHUGEPAGE);
-    bool guarded = mprotect(base, guard, PROT_NONE) == 0;
-    if (!guarded) {
-        // Each guard page costs a memory map; past vm.max_map_count it fails.
-        LOG_FIRST_N(1, LOG_WARN("stack guard page not set (` ): raise vm.max_map_count; "
-                                "continuing without guard pages",
-                                ERRNO()));
-    }
-    return init_block(base, total, usable, guarded, false);
-}
-
-void unmap_stack(stack_block* b) {
+void free_custom(stack_block* b) {
     annotate_stack_deregister(b->valgrind_id);
-    if (b->custom) {
-        g_custom_dealloc(b->base, b->total);
-    } else {
-        munmap(b->base, b->total);
-    }
+    g_custom_dealloc(b->base, b->total);
 }
 
 }  // namespace
 
-size_t page_size() {
-    static const size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-    return ps;
-}
-
 stack_pool::bucket* stack_pool::find(size_t usable) {
-    for (auto& b : buckets_)
-        if (b.usable == usable) return &b;
-    return nullptr;
+    for (int i = 0; i < nbuckets_; i++)
+        if (buckets_[i].usable == usable) return &buckets_[i];
+    if (nbuckets_ == kBuckets) return nullptr;  // rare sizes are not cached
+    buckets_[nbuckets_] = {usable, nullptr, nullptr};
+    return &buckets_[nbuckets_++];
 }
 
 stack_block* stack_pool::get(size_t size) {
@@ -75,42 +50,77 @@ stack_block* stack_pool::get(size_t size) {
         auto p = static_cast<char*>(g_custom_alloc(usable));
         if (!p)
             LOG_ERROR_RETURN(ENOMEM, nullptr, "custom stack allocator failed for ` bytes", usable);
-        return init_block(p, usable, usable, false, true);
+        return custom_block(p, usable);
     }
-    if (bucket* bk = find(usable)) {
-        if (stack_block* b = bk->head) {
-            bk->head = b->next;
-            cached_--;
-            return b;
-        }
+    for (int i = 0; i < nbuckets_; i++) {
+        bucket& bk = buckets_[i];
+        if (bk.usable != usable || !bk.head) continue;
+        stack_block* b = bk.head;
+        bk.head = b->next;
+        if (bk.head)
+            bk.head->prev = nullptr;
+        else
+            bk.tail = nullptr;
+        bytes_ -= usable;
+        count_--;
+        return b;
     }
-    return map_stack(usable);
+    return slab_take(usable);
 }
 
 void stack_pool::put(stack_block* b) {
-    if (b->custom || cached_ >= g_cache_limit.load(std::memory_order_relaxed)) {
-        unmap_stack(b);
-        return;
-    }
+    if (!b->slab) return free_custom(b);
     bucket* bk = find(b->usable);
-    if (!bk) {
-        buckets_.push_back({b->usable, nullptr});
-        bk = &buckets_.back();
-    }
+    if (!bk) return slab_give_back(&b, 1);
+    b->prev = nullptr;
     b->next = bk->head;
+    if (bk->head)
+        bk->head->prev = b;
+    else
+        bk->tail = b;
     bk->head = b;
-    cached_++;
+    bytes_ += b->usable;
+    count_++;
+    const size_t max_bytes = g_trim_threshold.load(std::memory_order_relaxed);
+    const size_t max_count = g_cache_limit.load(std::memory_order_relaxed);
+    // Past a limit, shrink to 3/4 of it: one batch of madvises, not one per put.
+    if (bytes_ > max_bytes || count_ > max_count)
+        shrink(max_bytes - max_bytes / 4, max_count - max_count / 4);
 }
 
-void stack_pool::trim(size_t keep) {
-    for (auto& bk : buckets_) {
-        while (cached_ > keep && bk.head) {
-            stack_block* b = bk.head;
-            bk.head = b->next;
-            cached_--;
-            unmap_stack(b);
+stack_block* stack_pool::pop_tail(bucket* bk) {
+    stack_block* b = bk->tail;
+    bk->tail = b->prev;
+    if (bk->tail)
+        bk->tail->next = nullptr;
+    else
+        bk->head = nullptr;
+    bytes_ -= b->usable;
+    count_--;
+    return b;
+}
+
+void stack_pool::shrink(size_t max_bytes, size_t max_count) {
+    stack_block* batch[kGiveBackBatch];
+    size_t n = 0;
+    int i = 0;
+    while (bytes_ > max_bytes || count_ > max_count) {
+        // Round-robin over the sizes, coldest first within each.
+        while (!buckets_[i].tail) i = (i + 1) % nbuckets_;
+        batch[n++] = pop_tail(&buckets_[i]);
+        i = (i + 1) % nbuckets_;
+        if (n == kGiveBackBatch) {
+            slab_give_back(batch, n);
+            n = 0;
         }
     }
+    if (n) slab_give_back(batch, n);
+}
+
+size_t stack_pool::trim(size_t keep_bytes) {
+    size_t before = bytes_;
+    if (bytes_ > keep_bytes) shrink(keep_bytes, SIZE_MAX);
+    return before - bytes_;
 }
 
 void set_photon_thread_stack_allocator(Delegate<void*, size_t> alloc,
@@ -130,5 +140,15 @@ int use_pooled_stack_allocator() {
 }
 
 size_t set_pooled_stack_cache_limit(size_t stacks) { return g_cache_limit.exchange(stacks); }
+
+size_t pooled_stack_trim_threshold(size_t threshold) {
+    g_trim_threshold.store(threshold);
+    return threshold;
+}
+
+size_t pooled_stack_trim_current_vcpu(size_t keep_size) {
+    vcpu_t* v = current_vcpu();
+    return v ? v->stacks.trim(keep_size) : 0;
+}
 
 }  // namespace photon

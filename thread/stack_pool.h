@@ -1,28 +1,18 @@
-// Coroutine stacks: mmap'ed (lazily committed) with a PROT_NONE guard page
-// below, cached per vCPU for reuse. Private header.
+// A vCPU's cache of free coroutine stacks, in front of the process-wide
+// slabs (stack_slab.h). Ended coroutines' stacks are kept for reuse, pages
+// and all, up to the trim threshold (pooled_stack_trim_threshold, bytes of
+// stack) and the cache limit (set_pooled_stack_cache_limit, stacks); past
+// either, the coldest go back to the slabs in a batch, which returns their
+// memory to the kernel. Private header.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "stack_slab.h"
 
 namespace photon {
 
-// Bookkeeping of one stack allocation, kept in its top bytes.
-struct stack_block {
-    char* base;         // start of the allocation (the guard page, if any)
-    size_t total;       // bytes allocated, guard included
-    size_t usable;      // bytes above the guard
-    stack_block* next;  // free-list link while pooled
-    unsigned valgrind_id;
-    bool guarded;
-    bool custom;  // from a user allocator: neither pooled nor unmapped
-};
-
-// Every stack_block leaves this many bytes at its top for itself.
-constexpr size_t kStackBlockBytes = 64;
-
-// A vCPU's cache of free stacks. Only its vCPU touches it.
 class stack_pool {
 public:
     stack_pool() = default;
@@ -32,21 +22,33 @@ public:
     // A stack with at least `size` usable bytes (page-rounded), or nullptr
     // with errno ENOMEM (logged).
     stack_block* get(size_t size);
-    // Takes back a stack of any vCPU: cached, or freed past the cache limit.
+    // Takes back a stack of any vCPU: cached, or past the limits given back.
     void put(stack_block* b);
-    // Frees cached stacks until at most `keep` remain.
-    void trim(size_t keep);
+    // Gives back cached stacks until at most `keep_bytes` of stack remain;
+    // returns the bytes given back.
+    size_t trim(size_t keep_bytes);
+
+    size_t cached_bytes() const { return bytes_; }
+    size_t cached_stacks() const { return count_; }
 
 private:
+    // A list per stack size, most recently used first.
     struct bucket {
         size_t usable;
         stack_block* head;
+        stack_block* tail;
     };
-    bucket* find(size_t usable);
-    std::vector<bucket> buckets_;
-    size_t cached_ = 0;
-};
+    static constexpr int kBuckets = 8;
 
-size_t page_size();
+    bucket* find(size_t usable);
+    stack_block* pop_tail(bucket* bk);
+    // Gives back the coldest stacks until within both limits.
+    void shrink(size_t max_bytes, size_t max_count);
+
+    bucket buckets_[kBuckets] = {};
+    int nbuckets_ = 0;
+    size_t bytes_ = 0;
+    size_t count_ = 0;
+};
 
 }  // namespace photon

@@ -2,10 +2,10 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
-#include <vector>
 
 #include <photon/common/alog.h>
 
@@ -197,15 +197,23 @@ void* thread_join(join_handle* jh) {
 }
 
 uint64_t threads_create_join(uint64_t n, thread_entry start, void* arg, uint64_t stack_size) {
-    std::vector<join_handle*> handles;
-    handles.reserve(n);
-    for (uint64_t i = 0; i < n; i++) {
+    // malloc'ed, not a vector: a C-style call must not throw bad_alloc.
+    join_handle** handles = nullptr;
+    uint64_t count = 0, cap = 0;
+    for (; count < n; count++) {
+        if (count == cap) {
+            cap = cap ? cap * 2 : 64;
+            auto p = static_cast<join_handle**>(realloc(handles, cap * sizeof(*handles)));
+            if (!p) break;
+            handles = p;
+        }
         thread* th = thread_create(start, arg, stack_size, 0, THREAD_JOINABLE);
         if (!th) break;
-        handles.push_back(reinterpret_cast<join_handle*>(th));
+        handles[count] = reinterpret_cast<join_handle*>(th);
     }
-    for (auto h : handles) thread_join(h);
-    return handles.size();
+    for (uint64_t i = 0; i < count; i++) thread_join(handles[i]);
+    free(handles);
+    return count;
 }
 
 static int usleep_until(uint64_t deadline) {
@@ -338,16 +346,20 @@ int thread_stack_stat(thread* th, stack_stat* out) {
     }
     const size_t ps = page_size();
     char* lo = th->stack_lo;
-    char* hi = th->stack->base + th->stack->total;  // page-aligned end of the mapping
-    size_t pages = (size_t)(hi - lo) / ps;
-    std::vector<unsigned char> vec(pages);
-    if (mincore(lo, (size_t)(hi - lo), vec.data()) < 0) return -1;
+    char* hi = th->stack->base + th->stack->total;  // page-aligned end of the slot
+    const size_t pages = (size_t)(hi - lo) / ps;
+    // The lowest resident page, found a chunk at a time from the bottom.
+    unsigned char vec[256];
     size_t lowest = pages;
-    for (size_t i = 0; i < pages; i++)
-        if (vec[i] & 1) {
-            lowest = i;
-            break;
-        }
+    for (size_t at = 0; at < pages && lowest == pages; at += sizeof(vec)) {
+        size_t k = std::min(sizeof(vec), pages - at);
+        if (mincore(lo + at * ps, k * ps, vec) < 0) return -1;
+        for (size_t i = 0; i < k; i++)
+            if (vec[i] & 1) {
+                lowest = at + i;
+                break;
+            }
+    }
     out->size = (uint64_t)(th->stack_hi - lo);
     out->used_max = (uint64_t)(pages - lowest) * ps;
     return 0;

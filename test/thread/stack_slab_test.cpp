@@ -1,0 +1,300 @@
+// Coroutine stacks at scale (thread/stack_slab.h, stack_pool.h and
+// photon/thread/stack-allocator.h): a million sleepers at the kernel's
+// default vm.max_map_count, guard pages that survive it, the mprotect
+// fallback and its map budget, trimming pooled stacks, and running out of
+// address space without an abort.
+#include <photon/photon.h>
+#include <photon/thread/stack-allocator.h>
+#include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
+
+#include <gtest/gtest.h>
+
+#include <alloca.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../thread/fiber_annotations.h"
+#include "../../thread/stack_slab.h"
+#include "../../thread/thread_control.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace photon_test;
+
+class StackSlab : public VcpuTest {
+protected:
+    void SetUp() override {
+        testing::FLAGS_gtest_death_test_style = death_test_style();
+        VcpuTest::SetUp();
+    }
+};
+
+long proc_value(const char* path, const char* field) {  // a "Field: N kB" line, or -1
+    FILE* f = fopen(path, "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, field, n) && line[n] == ':') v = atol(line + n + 1);
+    fclose(f);
+    return v;
+}
+
+long rss_bytes() { return proc_value("/proc/self/status", "VmRSS") * 1024; }
+
+long map_count() {
+    FILE* f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    long n = 0;
+    for (int c; (c = fgetc(f)) != EOF;) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+long max_map_count() {
+    long v = 65530;
+    if (FILE* f = fopen("/proc/sys/vm/max_map_count", "r")) {
+        if (fscanf(f, "%ld", &v) != 1) v = 65530;
+        fclose(f);
+    }
+    return v;
+}
+
+__attribute__((noinline)) int recurse(int depth) {
+    volatile char buf[1024];
+    for (size_t i = 0; i < sizeof(buf); i += 64) buf[i] = (char)depth;
+    if (depth >= 100000) return buf[0];  // ~100 MB: past any default stack
+    return recurse(depth + 1) + buf[depth % sizeof(buf)];
+}
+
+__attribute__((noinline)) void touch_stack(size_t n) {
+    auto p = static_cast<volatile char*>(alloca(n));
+    for (size_t i = 0; i < n; i += 256) p[i] = 1;
+    asm volatile("" : : "r"(p) : "memory");
+}
+
+// Runs f in a forked child of this vCPU; returns its output (stdout, where
+// the log goes, and stderr) and its exit status.
+template <typename F>
+std::pair<std::string, int> in_child(F f) {
+    int fds[2];
+    if (pipe(fds) != 0) return {"pipe failed", -1};
+    fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        _exit(f());
+    }
+    close(fds[1]);
+    std::string out;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, (size_t)n);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return {out, status};
+}
+
+size_t count_of(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) n++;
+    return n;
+}
+
+// ---- a million sleepers --------------------------------------------------------
+
+int g_interrupted;
+
+void* sleep_an_hour(void*) {
+    if (photon::thread_usleep(3600ULL * 1000 * 1000) == -1 && errno == ECANCELED) g_interrupted++;
+    return nullptr;
+}
+
+// The README's test command runs this on a stock kernel: vm.max_map_count at
+// its default (65530) once cost two maps per stack and stopped near 32K.
+TEST_F(StackSlab, AMillionSleepingCoroutinesAreCreatedWokenAndJoinedAtTheDefaultMapLimit) {
+#if defined(PHOTON_ASAN) || defined(PHOTON_TSAN) || defined(PHOTON_TEST_EMULATED)
+    // ASan shadows every stack page and keeps fake frames, several times the
+    // 8 KiB (a stack page and its page table) a coroutine costs here;
+    // qemu-user runs page faults an order of magnitude slower.
+    constexpr uint64_t N = 100000;
+#else
+    constexpr uint64_t N = 1000000;
+#endif
+    // Each sleeper holds one 4 KiB stack page and one 4 KiB page table.
+    long avail = proc_value("/proc/meminfo", "MemAvailable") * 1024;
+    if (avail > 0 && (uint64_t)avail < N * 12 * 1024)
+        GTEST_SKIP() << "needs " << N * 12 / 1024 << " MiB of available memory, has "
+                     << avail / (1 << 20) << " MiB";
+    const long rss0 = rss_bytes();
+    g_interrupted = 0;
+    std::vector<photon::join_handle*> jh;
+    jh.reserve(N);
+    for (uint64_t i = 0; i < N; i++) {
+        auto th = photon::thread_create(&sleep_an_hour, nullptr, photon::DEFAULT_STACK_SIZE, 0,
+                                        photon::THREAD_JOINABLE);
+        ASSERT_NE(nullptr, th) << "thread_create failed at " << i << ": " << strerror(errno);
+        jh.push_back(reinterpret_cast<photon::join_handle*>(th));
+    }
+    photon::thread_yield();  // each runs into its sleep
+    EXPECT_EQ(N, photon::get_info(photon::INFO_SLEEPING_THREAD_NUM));
+    const long maps = map_count();
+    EXPECT_LT(maps, max_map_count() / 8) << "stacks must not cost a memory map each";
+    EXPECT_LE(photon::get_slab_stats().maps, N / 256 + 16);  // slabs grow to 512 stacks
+    EXPECT_GE(photon::get_slab_stats().stacks_out, N);
+    for (auto h : jh) ASSERT_EQ(0, photon::thread_interrupt((photon::thread*)h, ECANCELED));
+    for (auto h : jh) photon::thread_join(h);
+    EXPECT_EQ((int)N, g_interrupted);
+    EXPECT_EQ(1u, photon::get_info(photon::INFO_THREAD_NUM));
+    // Past the pool's trim threshold the stacks' memory went back to the kernel.
+    EXPECT_LT(rss_bytes() - rss0, 64L << 20) << "RSS before: " << rss0;
+}
+
+// Forty thousand stacks once exhausted the default map limit's guard pages;
+// with guard markers an overflow past them still dies on its guard page.
+TEST_F(StackSlab, AnOverflowStillDiesOnItsGuardPageBeyondFortyThousandStacks) {
+    photon::thread_create(&noop, nullptr);  // the first slab picks the guard method
+    photon::wait_all();
+    if (photon::get_slab_stats().method != photon::guard_method::marker)
+        GTEST_SKIP() << "no MADV_GUARD_INSTALL (Linux 6.13+): mprotect guards are budgeted";
+    EXPECT_DEATH(
+        {
+            for (int i = 0; i < 40000; i++)
+                if (!photon::thread_create11([] { photon::thread_usleep(-1); })) _exit(5);
+            photon::thread_yield();
+            photon::thread_create11([] { recurse(0); });
+            photon::wait_all();
+        },
+        "photon: stack overflow in coroutine 0x[0-9a-f]+: fault at 0x[0-9a-f]+, below its "
+        "8388608-byte stack");
+}
+
+// ---- the mprotect fallback -------------------------------------------------------
+
+// An mprotect guard splits its slab's map in up to three: past the budget,
+// new stacks go without a guard and one warning says so.
+TEST_F(StackSlab, MprotectGuardsStopAtTheirMapBudgetWithOneWarning) {
+    auto r = in_child([] {
+        constexpr uint64_t kSize = 76 * 1024;  // a size no other test uses: new slabs
+        const size_t before = photon::get_slab_stats().maps;
+        photon::override_stack_guard(photon::guard_method::mprotect, before + 40);
+        std::vector<photon::thread*> ths;
+        for (int i = 0; i < 100; i++) {
+            auto th = photon::thread_create11(kSize, [] { photon::thread_usleep(-1); });
+            if (!th) return 2;
+            ths.push_back(th);
+        }
+        photon::thread_yield();
+        int guarded = 0;
+        for (auto th : ths) guarded += th->stack->guarded;
+        fprintf(stderr, "guarded=%d\n", guarded);
+        for (auto th : ths) photon::thread_interrupt(th);
+        photon::wait_all();
+        // Two maps a guard, within the 40 left (the slabs' own maps count too).
+        return guarded > 0 && guarded < 20 ? 0 : 3;
+    });
+    EXPECT_TRUE(WIFEXITED(r.second) && WEXITSTATUS(r.second) == 0) << r.first;
+    EXPECT_EQ(1u, count_of(r.first, "get none from now on")) << r.first;
+}
+
+TEST_F(StackSlab, AnMprotectGuardStillCatchesAnOverflow) {
+    EXPECT_DEATH(
+        {
+            photon::override_stack_guard(photon::guard_method::mprotect, 0);
+            photon::thread_create11(92 * 1024, [] { recurse(0); });
+            photon::wait_all();
+        },
+        "photon: stack overflow in coroutine 0x[0-9a-f]+: fault at 0x[0-9a-f]+, below its "
+        "94208-byte stack");
+}
+
+// ---- trimming ----------------------------------------------------------------------
+
+TEST_F(StackSlab, PooledStacksPastTheTrimThresholdReturnTheirMemory) {
+    constexpr uint64_t kSize = 264 * 1024;
+    constexpr int N = 64;
+    constexpr size_t kTouch = 192 * 1024;
+    size_t old = photon::pooled_stack_trim_threshold(8 * kSize);
+    photon::pooled_stack_trim_current_vcpu(0);
+    const long rss0 = rss_bytes();
+    std::vector<photon::join_handle*> jh;
+    for (int i = 0; i < N; i++) {
+        auto th = photon::thread_create11(kSize, [] {
+            touch_stack(kTouch);
+            photon::thread_usleep(-1);
+        });
+        ASSERT_NE(nullptr, th);
+        jh.push_back(photon::thread_enable_join(th));
+    }
+    photon::thread_yield();
+    const long rss1 = rss_bytes();
+    EXPECT_GE(rss1 - rss0, (long)(N * kTouch * 9 / 10));
+    for (auto h : jh) photon::thread_interrupt((photon::thread*)h);
+    for (auto h : jh) photon::thread_join(h);
+    // At most 8 stacks stay pooled, pages and all; the others' pages are gone.
+    const long rss2 = rss_bytes();
+    EXPECT_LE(rss2 - rss0, (long)(12 * (kTouch + 8192))) << "with " << rss1 - rss0 << " in use";
+    size_t released = photon::pooled_stack_trim_current_vcpu(0);
+    EXPECT_GT(released, 0u);
+    EXPECT_LE(released, 8 * kSize);
+    EXPECT_EQ(0u, photon::pooled_stack_trim_current_vcpu(0));
+    EXPECT_LT(rss_bytes(), rss2);
+    // A stack whose pages were released is reused as fresh, zeroed memory.
+    auto th = photon::thread_create11(kSize, [] { touch_stack(kTouch); });
+    photon::thread_join(photon::thread_enable_join(th));
+    EXPECT_EQ(old, photon::pooled_stack_trim_threshold(old));
+}
+
+TEST_F(StackSlab, TrimOutsideAVcpuReleasesNothing) {
+    std::thread([] { EXPECT_EQ(0u, photon::pooled_stack_trim_current_vcpu(0)); }).join();
+}
+
+// ---- out of address space ------------------------------------------------------------
+
+// thread_create fails with ENOMEM, nothing throws, and what was created runs.
+TEST_F(StackSlab, ThreadCreateFailsWithEnomemWhenTheAddressSpaceRunsOut) {
+#if defined(PHOTON_ASAN) || defined(PHOTON_TSAN)
+    GTEST_SKIP() << "sanitizers reserve terabytes of shadow: RLIMIT_AS would stop them first";
+#endif
+    auto r = in_child([] {
+        long vsz = proc_value("/proc/self/status", "VmSize") * 1024;
+        struct rlimit rl = {(rlim_t)vsz + (rlim_t)(512 << 20), (rlim_t)vsz + (rlim_t)(512 << 20)};
+        if (setrlimit(RLIMIT_AS, &rl) != 0) return 2;
+        std::vector<photon::thread*> ths;
+        for (int i = 0; i < 10000; i++) {
+            errno = 0;
+            auto th = photon::thread_create11([] { photon::thread_usleep(-1); });
+            if (!th) {
+                if (errno != ENOMEM) return 3;
+                break;
+            }
+            ths.push_back(th);
+        }
+        if (ths.size() < 16 || ths.size() >= 10000) return 4;
+        photon::thread_yield();
+        if (photon::get_info(photon::INFO_SLEEPING_THREAD_NUM) != ths.size()) return 5;
+        for (auto th : ths) photon::thread_interrupt(th);
+        photon::wait_all();
+        fprintf(stderr, "created=%zu\n", ths.size());
+        return photon::get_info(photon::INFO_THREAD_NUM) == 1 ? 0 : 6;
+    });
+    EXPECT_TRUE(WIFEXITED(r.second) && WEXITSTATUS(r.second) == 0)
+        << "status " << r.second << ": " << r.first;
+}
+
+}  // namespace
