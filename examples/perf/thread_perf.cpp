@@ -1,9 +1,13 @@
 // thread-perf: micro-benchmarks of the coroutine core through the public API.
 //
-//   thread-perf [--rounds R] [--only yield|yield10|create|memory]
+//   thread-perf [--rounds R] [--only yield|yield10|create|memory|million]
 //
-// Each benchmark runs R rounds (default 7) and prints the median and the
-// range; see doc/performance.md for figures and how they were taken.
+// Each benchmark runs R rounds (default 7; 3 at most for the memory rows) and
+// prints the median and the range; see doc/performance.md for figures and how
+// they were taken. `million`: 1,000,000 coroutines sleep at once, each on a
+// default stack, then are interrupted and joined; beside it, the kernel's own
+// cost of one fresh page per 8 MiB of address space (this machine's floor).
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -72,6 +76,28 @@ long rss_bytes() {
     return resident * sysconf(_SC_PAGESIZE);
 }
 
+// A /proc/self/status field in kB (VmPTE: the process's page tables), -1 if absent.
+long status_kb(const char* field) {
+    FILE* f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, field, n) && line[n] == ':') kb = atol(line + n + 1);
+    fclose(f);
+    return kb;
+}
+
+long map_count() {
+    FILE* f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    long n = 0;
+    for (int c; (c = fgetc(f)) != EOF;) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
 // Bytes of RSS per idle coroutine: n coroutines with 8 MiB stacks sleeping.
 double memory_round(int n) {
     long before = rss_bytes();
@@ -90,6 +116,108 @@ double memory_round(int n) {
     for (auto h : jh) photon::thread_interrupt(reinterpret_cast<photon::thread*>(h), 0);
     for (auto h : jh) photon::thread_join(h);
     return per;
+}
+
+// One round of the "million sleepers" test: n coroutines with default stacks
+// each in thread_usleep(1 h), then interrupted and joined.
+struct sleepers {
+    double created, rss_per, pte_per, create_s, teardown_s, maps;
+};
+
+void* sleep_an_hour(void*) {
+    photon::thread_usleep(3600ULL * 1000 * 1000);
+    return nullptr;
+}
+
+sleepers sleepers_round(uint64_t n) {
+    std::vector<photon::join_handle*> jh;
+    jh.reserve(n);
+    long rss0 = rss_bytes(), pte0 = status_kb("VmPTE");
+    auto t0 = clock_type::now();
+    for (uint64_t i = 0; i < n; i++) {
+        auto th = photon::thread_create(&sleep_an_hour, nullptr, photon::DEFAULT_STACK_SIZE, 0,
+                                        photon::THREAD_JOINABLE);
+        if (!th) {
+            fprintf(stderr, "thread_create failed at %lu: %s\n", (unsigned long)i, strerror(errno));
+            break;
+        }
+        jh.push_back(reinterpret_cast<photon::join_handle*>(th));
+    }
+    photon::thread_yield();  // each runs once, into its sleep
+    sleepers r{};
+    r.create_s = seconds_since(t0);
+    r.created = double(jh.size());
+    r.rss_per = double(rss_bytes() - rss0) / r.created;
+    r.pte_per = double(status_kb("VmPTE") - pte0) * 1024 / r.created;
+    r.maps = double(map_count());
+    t0 = clock_type::now();
+    for (auto h : jh) photon::thread_interrupt(reinterpret_cast<photon::thread*>(h), 0);
+    for (auto h : jh) photon::thread_join(h);
+    r.teardown_s = seconds_since(t0);
+    return r;
+}
+
+// The kernel's share, measured in the same process: reserve n 8 MiB slots,
+// write one byte at the top of each (the page a sleeping coroutine needs,
+// plus its page table), then unmap them all.
+std::pair<double, double> page_fault_floor(uint64_t n) {
+    const size_t slot = photon::DEFAULT_STACK_SIZE + 4096, per_map = 512;
+    std::vector<char*> maps;
+    auto t0 = clock_type::now();
+    for (uint64_t i = 0; i < n; i += per_map) {
+        size_t k = std::min<uint64_t>(per_map, n - i);
+        void* p = mmap(nullptr, k * slot, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) return {0, 0};
+        madvise(p, k * slot, MADV_NOHUGEPAGE);
+        auto c = static_cast<char*>(p);
+        for (size_t j = 0; j < k; j++) c[(j + 1) * slot - 64] = 1;
+        maps.push_back(c);
+    }
+    double touch = seconds_since(t0);
+    t0 = clock_type::now();
+    for (size_t i = 0; i < maps.size(); i++)
+        munmap(maps[i], std::min<uint64_t>(per_map, n - i * per_map) * slot);
+    return {touch, seconds_since(t0)};
+}
+
+void run_sleepers(uint64_t n, int rounds) {
+    std::vector<double> created, rss, pte, create, teardown, maps, floor_c, floor_t;
+    for (int r = 0; r < rounds; r++) {
+        auto f = page_fault_floor(n);
+        floor_c.push_back(f.first);
+        floor_t.push_back(f.second);
+        auto s = sleepers_round(n);
+        created.push_back(s.created);
+        rss.push_back(s.rss_per);
+        pte.push_back(s.pte_per);
+        create.push_back(s.create_s);
+        teardown.push_back(s.teardown_s);
+        maps.push_back(s.maps);
+    }
+    auto row = [rounds](const char* name, const char* unit, std::vector<double> v) {
+        auto s = summarize(v);
+        printf("%-44s median %12.2f %s   (min %.2f, max %.2f, %d rounds)\n", name, s.median, unit,
+               s.lo, s.hi, rounds);
+    };
+    printf("-- %lu sleeping coroutines, default 8 MiB stacks, vm.max_map_count %ld\n",
+           (unsigned long)n, []() -> long {
+               long v = -1;
+               if (FILE* f = fopen("/proc/sys/vm/max_map_count", "r")) {
+                   if (fscanf(f, "%ld", &v) != 1) v = -1;
+                   fclose(f);
+               }
+               return v;
+           }());
+    row("  coroutines created and woken", "", created);
+    row("  RSS per sleeping coroutine", "bytes", rss);
+    row("  page tables per sleeping coroutine (VmPTE)", "bytes", pte);
+    row("  memory maps of the process while asleep", "", maps);
+    row("  create, until all are asleep", "s", create);
+    row("  teardown: interrupt and join all", "s", teardown);
+    row("  kernel floor: touch 1 page per 8 MiB slot", "s", floor_c);
+    row("  kernel floor: unmap those slots", "s", floor_t);
+    fflush(stdout);
 }
 
 template <typename F>
@@ -113,7 +241,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--rounds R] [--only yield|yield10|create|memory]\n",
+            fprintf(stderr, "usage: %s [--rounds R] [--only yield|yield10|create|memory|million]\n",
                     argv[0]);
             return 2;
         }
@@ -133,6 +261,7 @@ int main(int argc, char** argv) {
     if (want("memory"))
         run("RSS per idle coroutine (100k, 8 MiB stacks)", "bytes", std::min(rounds, 3),
             [] { return memory_round(100000); });
+    if (want("million")) run_sleepers(1000000, std::min(rounds, 3));
     photon::fini();
     return 0;
 }
