@@ -19,7 +19,7 @@ std::atomic<size_t> g_cache_limit{1024};
 Delegate<void*, size_t> g_custom_alloc;
 Delegate<void, void*, size_t> g_custom_dealloc;
 // Stacks given back to the slabs per madvise round, at most.
-constexpr size_t kGiveBackBatch = 64;
+constexpr size_t kGiveBackBatch = 32;
 
 stack_block* custom_block(char* p, size_t usable) {
     auto b = reinterpret_cast<stack_block*>(p + usable - kStackBlockBytes);

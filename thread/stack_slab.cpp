@@ -29,8 +29,9 @@ namespace {
 constexpr uint32_t kFirstSlabSlots = 16;
 constexpr uint32_t kMaxSlabSlots = 4096;
 constexpr size_t kMaxSlabBytes = size_t(4) << 30;
-// give_back handles this many stacks per round (its scratch is on the stack).
-constexpr size_t kGiveBackChunk = 64;
+// give_back handles this many stacks per round: its scratch is on the stack
+// of whichever coroutine runs the ended one's cleanup, maybe a small one.
+constexpr size_t kGiveBackChunk = 32;
 
 struct slab_class {
     slab_class* next;
@@ -66,11 +67,13 @@ struct slab_state {
     slab_class* classes;
     size_t slabs, maps, stacks_out, reserved;
     bool detected, warned;
+    bool strict;  // vm.overcommit_memory=2: every reserved byte is charged
+    bool limits_read;
     guard_method method;
     size_t mprotect_maps;  // 0 until detection: then half of vm.max_map_count
 };
 
-slab_state g = {PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, 0, false, false,
+slab_state g = {PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, 0, false, false, false, false,
                 guard_method::none,        0};
 
 struct lock_guard {
@@ -88,14 +91,20 @@ uint32_t first_set(const uint64_t* w, uint32_t nbits) {
     return nbits;
 }
 
-size_t read_max_map_count() {
-    size_t n = 65530;  // the kernel's default
-    if (FILE* f = fopen("/proc/sys/vm/max_map_count", "re")) {
+// A number in a /proc/sys file, or `dflt`.
+size_t read_sysctl(const char* path, size_t dflt) {
+    size_t n = dflt;
+    if (FILE* f = fopen(path, "re")) {
         unsigned long v;
-        if (fscanf(f, "%lu", &v) == 1 && v > 0) n = v;
+        if (fscanf(f, "%lu", &v) == 1) n = v;
         fclose(f);
     }
     return n;
+}
+
+size_t read_max_map_count() {
+    size_t n = read_sysctl("/proc/sys/vm/max_map_count", 65530);  // the kernel's default
+    return n ? n : 65530;
 }
 
 // True if reading `page` from the kernel faults: the guard is real. An
@@ -160,7 +169,12 @@ size_t map_cost(const stack_slab* s) { return 1 + 2 * (size_t)s->mprotect_guards
 
 stack_slab* new_slab(slab_class* c) {
     const size_t ss = c->slot_size;
-    uint32_t n = std::min<uint32_t>(c->next_slots, kMaxSlabSlots);
+    if (!g.limits_read) {
+        g.limits_read = true;
+        g.strict = read_sysctl("/proc/sys/vm/overcommit_memory", 0) == 2;
+    }
+    // Under strict overcommit a reserved stack is charged whole, used or not.
+    uint32_t n = g.strict ? 1 : std::min<uint32_t>(c->next_slots, kMaxSlabSlots);
     n = (uint32_t)std::max<size_t>(1, std::min<size_t>(n, kMaxSlabBytes / ss));
     void* p;
     // Halve the reservation until the address space (or RLIMIT_AS) allows it.
@@ -202,7 +216,9 @@ bool install_guard(stack_slab* s, uint32_t i) {
     char* page = s->base + (size_t)i * s->cls->slot_size;
     switch (s->method) {
         case guard_method::marker:
-            return madvise(page, page_size(), MADV_GUARD_INSTALL) == 0;
+            if (madvise(page, page_size(), MADV_GUARD_INSTALL) == 0) return true;
+            LOG_FIRST_N(1, LOG_WARN("a coroutine stack got no guard page: ` ", ERRNO()));
+            return false;
         case guard_method::mprotect:
             // Splitting the slab's map around the guard costs up to two maps.
             if (g.maps + 2 > g.mprotect_maps) {
@@ -263,8 +279,8 @@ void retire(stack_slab* s) {
 }
 
 // Retires the slabs (of `r`, sorted by address) that this give-back empties,
-// except a class's last slab, kept for reuse.
-void retire_emptied(const returned* r, size_t n) {
+// except a class's last slab, kept for reuse. Adds them to dead[*ndead].
+void retire_emptied(const returned* r, size_t n, stack_slab** dead, size_t* ndead) {
     lock_guard lock;
     for (size_t i = 0; i < n;) {
         stack_slab* s = r[i].slab;
@@ -273,13 +289,15 @@ void retire_emptied(const returned* r, size_t n) {
         if (s->live == k && s->cls->nslabs > 1) {
             retire(s);
             g.stacks_out -= k;
+            dead[(*ndead)++] = s;
         }
         i += k;
     }
 }
 
 // Releases the pages of the returned slots of live slabs, one madvise per run
-// of adjacent slots. The slots are still ours: nobody can take them yet.
+// of adjacent slots. The slots are still ours: nobody can take them, and no
+// other give-back can retire their slabs (`dying` is ours to read).
 void zap(const returned* r, size_t n) {
     const size_t ps = page_size();
     for (size_t i = 0; i < n;) {
@@ -296,7 +314,10 @@ void zap(const returned* r, size_t n) {
     }
 }
 
-void publish_free(const returned* r, size_t n) {
+// Makes the returned slots of live slabs available again. Once the lock is
+// dropped they are no longer ours, nor their slabs: another give-back may
+// retire and free those. Slabs emptied here go to dead[*ndead].
+void publish_free(const returned* r, size_t n, stack_slab** dead, size_t* ndead) {
     lock_guard lock;
     for (size_t i = 0; i < n; i++) {
         stack_slab* s = r[i].slab;
@@ -306,18 +327,24 @@ void publish_free(const returned* r, size_t n) {
         s->live--;
         g.stacks_out--;
         if (!s->listed) list_room(s->cls, s);
-        // Emptied meanwhile by another vCPU's give-back, which saw our stacks still out.
-        if (s->live == 0 && s->cls->nslabs > 1) retire(s);
+        // Emptied only now: another vCPU's give-back saw our stacks still out.
+        if (s->live == 0 && s->cls->nslabs > 1) {
+            retire(s);
+            dead[(*ndead)++] = s;
+        }
     }
 }
 
-void unmap_dying(const returned* r, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        stack_slab* s = r[i].slab;
-        if (!s->dying || (i + 1 < n && r[i + 1].slab == s)) continue;  // once, at its last
-        munmap(s->base, (size_t)s->nslots * s->cls->slot_size);
-        free(s);
+void unmap(stack_slab* s) {
+    const size_t len = (size_t)s->nslots * s->cls->slot_size;
+    // Unmapping part of a merged map splits it, which fails at vm.max_map_count:
+    // then at least the memory goes back, and the address range stays reserved.
+    if (munmap(s->base, len) != 0) {
+        LOG_FIRST_N(1,
+                    LOG_WARN("stack slab not unmapped (` ); its memory is released only", ERRNO()));
+        madvise(s->base, len, MADV_DONTNEED);
     }
+    free(s);
 }
 
 void give_back_chunk(stack_block** blocks, size_t n) {
@@ -330,10 +357,12 @@ void give_back_chunk(stack_block** blocks, size_t n) {
         r[i].index = (uint32_t)((size_t)(b->base - b->slab->base) / b->slab->cls->slot_size);
     }
     // The headers live in the pages about to be released: read above, not below.
-    retire_emptied(r, n);
+    stack_slab* dead[kGiveBackChunk];
+    size_t ndead = 0;
+    retire_emptied(r, n, dead, &ndead);
     zap(r, n);
-    publish_free(r, n);
-    unmap_dying(r, n);
+    publish_free(r, n, dead, &ndead);
+    for (size_t i = 0; i < ndead; i++) unmap(dead[i]);
 }
 
 }  // namespace
