@@ -1,5 +1,8 @@
 #include "sleep_queue.h"
 
+#include <atomic>
+#include <cstdlib>
+
 #include "thread_control.h"
 
 namespace photon {
@@ -52,10 +55,19 @@ thread* merge_siblings(thread* first) {
 
 }  // namespace
 
+namespace {
+std::atomic<uint32_t> g_heap_limit{UINT32_MAX};
+}  // namespace
+
+uint32_t sleep_queue::limit_heap_for_test(uint32_t n) { return g_heap_limit.exchange(n); }
+
+sleep_queue::~sleep_queue() { free(heap_); }
+
 thread* sleep_queue::front() const {
-    if (!root_) return head_;
-    if (!head_) return root_;
-    return head_->deadline <= root_->deadline ? head_ : root_;
+    thread* f = head_;
+    if (n_ && (!f || heap_[0].deadline < f->deadline)) f = heap_[0].th;
+    if (root_ && (!f || root_->deadline < f->deadline)) f = root_;
+    return f;
 }
 
 uint64_t sleep_queue::next_deadline() const {
@@ -65,7 +77,6 @@ uint64_t sleep_queue::next_deadline() const {
 
 void sleep_queue::push(thread* th) {
     th->sq_child = th->sq_next = th->sq_prev = nullptr;
-    size_++;
     if (!tail_ || tail_->deadline <= th->deadline) {
         th->in_sleepq = kInList;
         th->sq_prev = tail_;
@@ -74,21 +85,36 @@ void sleep_queue::push(thread* th) {
         else
             head_ = th;
         tail_ = th;
+        list_size_++;
         return;
     }
-    th->in_sleepq = kInHeap;
+    if (heap_push(th)) return;
+    th->in_sleepq = kInOverflow;
     root_ = root_ ? meld(root_, th) : th;
+    overflow_size_++;
 }
 
 void sleep_queue::erase(thread* th) {
-    if (th->in_sleepq == kInList)
-        list_erase(th);
-    else if (th->in_sleepq == kInHeap)
-        heap_erase(th);
-    else
-        return;
+    switch (th->in_sleepq) {
+        case kInList:
+            list_erase(th);
+            break;
+        case kInHeap:
+            heap_erase(th);
+            break;
+        case kInOverflow:
+            overflow_erase(th);
+            break;
+        default:
+            return;
+    }
     th->in_sleepq = kNotQueued;
-    size_--;
+}
+
+thread* sleep_queue::pop_front() {
+    thread* th = front();
+    if (th) erase(th);
+    return th;
 }
 
 void sleep_queue::list_erase(thread* th) {
@@ -101,9 +127,63 @@ void sleep_queue::list_erase(thread* th) {
     else
         tail_ = th->sq_prev;
     th->sq_next = th->sq_prev = nullptr;
+    list_size_--;
+}
+
+bool sleep_queue::heap_push(thread* th) {
+    if (n_ >= g_heap_limit.load(std::memory_order_relaxed)) return false;
+    if (n_ == cap_) {
+        uint32_t cap = cap_ ? cap_ * 2 : 256;
+        if (cap <= cap_) return false;
+        auto p = static_cast<entry*>(realloc(heap_, (size_t)cap * sizeof(entry)));
+        if (!p) return false;
+        heap_ = p;
+        cap_ = cap;
+    }
+    th->in_sleepq = kInHeap;
+    sift_up(n_++, {th->deadline, th});
+    return true;
+}
+
+void sleep_queue::sift_up(uint32_t i, entry e) {
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (heap_[parent].deadline <= e.deadline) break;
+        heap_[i] = heap_[parent];
+        heap_[i].th->heap_index = i;
+        i = parent;
+    }
+    heap_[i] = e;
+    e.th->heap_index = i;
+}
+
+void sleep_queue::sift_down(uint32_t i, entry e) {
+    while (true) {
+        uint32_t child = 2 * i + 1;
+        if (child >= n_) break;
+        if (child + 1 < n_ && heap_[child + 1].deadline < heap_[child].deadline) ++child;
+        if (e.deadline <= heap_[child].deadline) break;
+        heap_[i] = heap_[child];
+        heap_[i].th->heap_index = i;
+        i = child;
+    }
+    heap_[i] = e;
+    e.th->heap_index = i;
 }
 
 void sleep_queue::heap_erase(thread* th) {
+    uint32_t i = th->heap_index;
+    entry last = heap_[--n_];
+    if (i == n_) return;
+    // The moved entry may belong above or below its new slot.
+    if (i > 0 && heap_[(i - 1) / 2].deadline > last.deadline)
+        sift_up(i, last);
+    else
+        sift_down(i, last);
+}
+
+void sleep_queue::overflow_erase(thread* th) {
+    overflow_size_--;
     thread* sub = merge_siblings(th->sq_child);
     th->sq_child = nullptr;
     if (th == root_) {
@@ -119,12 +199,6 @@ void sleep_queue::heap_erase(thread* th) {
     if (th->sq_next) th->sq_next->sq_prev = prev;
     th->sq_next = th->sq_prev = nullptr;
     if (sub) root_ = meld(root_, sub);
-}
-
-thread* sleep_queue::pop_front() {
-    thread* th = front();
-    if (th) erase(th);
-    return th;
 }
 
 }  // namespace photon

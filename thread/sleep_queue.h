@@ -1,13 +1,15 @@
-// Sleeping coroutines of one vCPU ordered by deadline, linked through their
-// control blocks, so the queue never allocates (and never fails) however
-// many sleep. Two parts:
-//   - a sorted list that takes every sleeper whose deadline is not earlier
-//     than its tail's: sleepers that share one timeout arrive in deadline
-//     order, and go in and out in O(1) touching only their neighbours;
-//   - a pairing heap for the rest: insert O(1), pop and remove O(log n)
-//     amortized.
-// The front is the earlier of the two fronts. Only the owning vCPU touches it.
-// Private header.
+// Sleeping coroutines of one vCPU ordered by deadline. Three parts, the
+// front being the earliest of their fronts:
+//   - a sorted list, linked through the control blocks, that takes every
+//     sleeper whose deadline is not earlier than its tail's: sleepers that
+//     share one timeout arrive in deadline order, and go in and out in O(1)
+//     touching only their neighbours (a million of them cost no heap work);
+//   - a binary heap of (deadline, coroutine) pairs in one array for the rest:
+//     O(log n), its comparisons within the array;
+//   - should that array fail to grow, a pairing heap linked through the
+//     control blocks (O(1) insert, O(log n) amortized pop and remove), so
+//     going to sleep never fails and never throws.
+// Only the owning vCPU touches it. Private header.
 #pragma once
 
 #include <cstddef>
@@ -18,12 +20,16 @@ namespace photon {
 struct thread;
 
 // Values of thread::in_sleepq.
-constexpr uint8_t kNotQueued = 0, kInList = 1, kInHeap = 2;
+constexpr uint8_t kNotQueued = 0, kInList = 1, kInHeap = 2, kInOverflow = 3;
 
 class sleep_queue {
 public:
-    bool empty() const { return size_ == 0; }
-    size_t size() const { return size_; }
+    sleep_queue() = default;
+    sleep_queue(const sleep_queue&) = delete;
+    ~sleep_queue();
+
+    bool empty() const { return size() == 0; }
+    size_t size() const { return list_size_ + n_ + overflow_size_; }
     thread* front() const;
     // Deadline of the front, UINT64_MAX if empty.
     uint64_t next_deadline() const;
@@ -33,14 +39,29 @@ public:
     void erase(thread* th);
     thread* pop_front();
 
-private:
-    void heap_erase(thread* th);
-    void list_erase(thread* th);
+    // For tests: binary heaps hold at most `n` sleepers (the rest go to the
+    // pairing heap, as when the array cannot grow). Returns the old limit.
+    static uint32_t limit_heap_for_test(uint32_t n);
 
-    thread* root_ = nullptr;  // of the heap
-    thread* head_ = nullptr;  // of the list
+private:
+    struct entry {
+        uint64_t deadline;
+        thread* th;
+    };
+    bool heap_push(thread* th);
+    void heap_erase(thread* th);
+    void sift_up(uint32_t i, entry e);
+    void sift_down(uint32_t i, entry e);
+    void list_erase(thread* th);
+    void overflow_erase(thread* th);
+
+    thread* head_ = nullptr;  // the list
     thread* tail_ = nullptr;
-    size_t size_ = 0;
+    size_t list_size_ = 0;
+    entry* heap_ = nullptr;  // the binary heap
+    uint32_t n_ = 0, cap_ = 0;
+    thread* root_ = nullptr;  // the pairing heap
+    size_t overflow_size_ = 0;
 };
 
 }  // namespace photon

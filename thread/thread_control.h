@@ -55,13 +55,15 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
     spinlock lock;                // guards state transitions against other vCPUs
 
     // Sleep queue: absolute deadline on `now`, where the sleeper is queued
-    // (sleep_queue.h: kNotQueued, kInList, kInHeap) and its links: in the
-    // list, its neighbours; in the heap, its first child, next sibling, and
-    // previous sibling or, for a first child, its parent.
+    // (sleep_queue.h: kNotQueued, kInList, kInHeap, kInOverflow) and its
+    // place there: in the list, its neighbours; in the binary heap, its
+    // index; in the pairing heap, its first child, next sibling, and previous
+    // sibling or, for a first child, its parent.
     uint64_t deadline = UINT64_MAX;
     thread* sq_child = nullptr;
     thread* sq_next = nullptr;
     thread* sq_prev = nullptr;
+    uint32_t heap_index = 0;
     uint8_t in_sleepq = 0;
 
     // Wait queue links (a sleeping lock's waitq), and what the waiter wants

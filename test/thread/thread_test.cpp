@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../thread/sleep_queue.h"
 #include "test_util.h"
 
 namespace {
@@ -264,14 +265,15 @@ TEST_F(Thread, SleepersWakeInDeadlineOrder) {
     EXPECT_EQ(sorted, woke);
 }
 
-// The sleep queue keeps in-order arrivals in a list and the others in a heap;
-// removals from both (interrupts) must leave the order of the rest intact.
-TEST_F(Thread, SleepersArrivingInAndOutOfOrderWakeInDeadlineOrderAroundInterrupts) {
+// The sleep queue keeps in-order arrivals in a list and the others in a heap
+// (an array, or linked coroutines when the array cannot grow); removals from
+// each (interrupts) must leave the order of the rest intact.
+void sleepers_wake_in_order_around_interrupts() {
     constexpr int N = 300;
     std::mt19937 rng(7);
     std::vector<int> rank(N);
     std::iota(rank.begin(), rank.end(), 0);
-    // Runs of ascending ranks (the list) interleaved with random ones (the heap).
+    // Runs of ascending ranks (the list) interleaved with shuffled ones (a heap).
     for (int i = 0; i + 10 <= N; i += 20)
         std::shuffle(rank.begin() + i, rank.begin() + i + 10, rng);
     const uint64_t base = photon::__update_now() + 100 * 1000;
@@ -294,6 +296,18 @@ TEST_F(Thread, SleepersArrivingInAndOutOfOrderWakeInDeadlineOrderAroundInterrupt
     }
     photon::wait_all();
     EXPECT_EQ(expected, woke);
+}
+
+TEST_F(Thread, SleepersArrivingInAndOutOfOrderWakeInDeadlineOrderAroundInterrupts) {
+    sleepers_wake_in_order_around_interrupts();
+}
+
+TEST_F(Thread, SleepersBeyondAHeapThatCannotGrowStillWakeInDeadlineOrder) {
+    uint32_t old = photon::sleep_queue::limit_heap_for_test(16);
+    sleepers_wake_in_order_around_interrupts();
+    photon::sleep_queue::limit_heap_for_test(0);  // all out-of-order ones linked
+    sleepers_wake_in_order_around_interrupts();
+    photon::sleep_queue::limit_heap_for_test(old);
 }
 
 TEST_F(Thread, UsleepZeroAndAnExpiredTimeoutJustYield) {
