@@ -214,6 +214,8 @@ ILogOutput* const log_output_stdout = &stdout_output;
 
 ALogLogger default_logger{&stdout_output, ALOG_DEBUG};
 ALogLogger default_audit_logger{&null_output, ALOG_AUDIT};
+uint32_t& log_output_level = default_logger.log_level;
+ILogOutput*& log_output = default_logger.log_output;
 
 ILogOutput* new_log_output_file(const char* fn, uint64_t rotate_limit, int max_log_files,
                                 uint64_t throttle, bool rotate_on_start) {

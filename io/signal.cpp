@@ -91,9 +91,6 @@ void set_blocked(int signum, bool blocked) {
 }
 
 }  // namespace
-}  // namespace photon
-
-using namespace photon;
 
 extern "C" int sync_signal_init() {
     if (!get_vcpu()) LOG_ERROR_RETURN(ENOSYS, -1, "sync_signal_init: not a vCPU");
@@ -182,3 +179,5 @@ extern "C" int sync_signal_fini() {
     delete st;
     return 0;
 }
+
+}  // namespace photon

@@ -3,6 +3,7 @@
 // Call both on the same OS thread, outside any coroutine but its main one.
 #pragma once
 
+#include <inttypes.h>
 #include <cstdint>
 
 #include <photon/common/callback.h>

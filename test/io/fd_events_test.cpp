@@ -326,7 +326,7 @@ TEST_P(FdEvents, ErrorWaitWakesOnUrgentData) {
     socklen_t len = sizeof(a);
     ASSERT_EQ(0, bind(lfd, (sockaddr*)&a, sizeof(a)));
     ASSERT_EQ(0, listen(lfd, 1));
-    ASSERT_EQ(0, getsockname(lfd, (sockaddr*)&a, &len));
+    ASSERT_EQ(0, ::getsockname(lfd, (sockaddr*)&a, &len));
     int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_GE(c, 0);
     DEFER(close(c));

@@ -56,7 +56,7 @@ inline int tcp_listener(sockaddr_in* addr) {
     addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(*addr);
     if (fd < 0 || bind(fd, (sockaddr*)addr, len) < 0 || listen(fd, 64) < 0 ||
-        getsockname(fd, (sockaddr*)addr, &len) < 0) {
+        ::getsockname(fd, (sockaddr*)addr, &len) < 0) {
         if (fd >= 0) close(fd);
         return -1;
     }

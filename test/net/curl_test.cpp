@@ -202,7 +202,7 @@ public:
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         socklen_t len = sizeof(a);
         if (fd_ < 0 || bind(fd_, (sockaddr*)&a, sizeof(a)) < 0 ||
-            (listening && listen(fd_, 128) < 0) || getsockname(fd_, (sockaddr*)&a, &len) < 0)
+            (listening && listen(fd_, 128) < 0) || ::getsockname(fd_, (sockaddr*)&a, &len) < 0)
             return;
         port = ntohs(a.sin_port);
     }

@@ -29,7 +29,7 @@ inline uint16_t free_loopback_port() {
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(a);
     ::bind(fd, (sockaddr*)&a, sizeof(a));
-    getsockname(fd, (sockaddr*)&a, &len);
+    ::getsockname(fd, (sockaddr*)&a, &len);
     ::close(fd);
     return ntohs(a.sin_port);
 }

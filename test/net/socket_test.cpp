@@ -140,7 +140,7 @@ TEST_P(Sockets, PeerResetMidReadKeepsTheDataThenGivesEconnreset) {
     auto t = spawn([&] { r = a->read(buf, 8); });  // wants 8
     ASSERT_TRUE(until_sleeping(t.th));
     struct linger lg = {1, 0};  // close with RST
-    ASSERT_EQ(0, setsockopt(peer, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+    ASSERT_EQ(0, ::setsockopt(peer, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
     close(peer);
     t.join();
     EXPECT_EQ(2, r);

@@ -424,7 +424,7 @@ TEST_P(TlsRaw, AWriteAfterThePeerResetSaysEconnreset) {
     peer.join();
     ASSERT_NE(nullptr, tls);
     struct linger lg = {1, 0};  // close with RST
-    ASSERT_EQ(0, setsockopt(s->get_underlay_fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+    ASSERT_EQ(0, ::setsockopt(s->get_underlay_fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
     s.reset();
     thread_usleep(20 * 1000);  // the reset reaches the server's socket
     EXPECT_EQ(-1, tls->write("x", 1));

@@ -4,10 +4,14 @@
 // compare: arguments are not evaluated. Every LOG_* keeps the caller's errno.
 #pragma once
 #include <atomic>
+#include <cassert>
 #include <cerrno>
+#include <cinttypes>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <type_traits>
 #include <utility>
 
@@ -81,6 +85,10 @@ struct ALogLogger {
 
 extern ALogLogger default_logger;        // stdout, ALOG_DEBUG
 extern ALogLogger default_audit_logger;  // log_output_null, ALOG_AUDIT
+
+// PhotonLibOS's older names: default_logger's level and output.
+extern uint32_t& log_output_level;
+extern ILogOutput*& log_output;
 
 inline void set_log_output(ILogOutput* output) { default_logger.log_output = output; }
 inline void set_log_output_level(int level) { default_logger.log_level = level; }

@@ -7,6 +7,9 @@
 // Clang on Itanium-ABI targets (Linux, BSD, macOS; x86-64, AArch64 and the other variants).
 // Not MSVC, which a static_assert reports.
 #pragma once
+#include <cassert>
+#include <cerrno>
+#include <cinttypes>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cinttypes>
 #include <cstdint>
 
 namespace photon {

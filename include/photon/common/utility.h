@@ -2,6 +2,7 @@
 // shorthands, integer ranges, alignment and saturating arithmetic.
 // Pure computation: safe on any vCPU or OS thread, never yields.
 #pragma once
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>

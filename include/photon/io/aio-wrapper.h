@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 extern "C" {
 // Creates this vCPU's libaio context with room for iodepth requests in

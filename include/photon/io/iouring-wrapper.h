@@ -20,6 +20,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <poll.h>
+#include <cerrno>
 #include <cstdint>
 
 #include <photon/common/timeout.h>

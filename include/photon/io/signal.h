@@ -7,7 +7,11 @@
 #pragma once
 
 #include <signal.h>
+#include <csignal>
 
+// In namespace photon, as PhotonLibOS declares them, with C linkage (the
+// symbols are the plain names).
+namespace photon {
 extern "C" {
 
 // Starts the signal coroutine on this vCPU. 0, or -1 with errno (EALREADY if
@@ -24,3 +28,4 @@ int sync_sigaction(int signum, const struct sigaction* act, struct sigaction* ol
 // Stops the signal coroutine and restores the default dispositions.
 int sync_signal_fini();
 }
+}  // namespace photon

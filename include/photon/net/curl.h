@@ -21,6 +21,7 @@
 #endif
 #include <curl/curl.h>
 
+#include <cassert>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>

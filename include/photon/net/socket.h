@@ -10,6 +10,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <arpa/inet.h>
+#include <netinet/ip.h>
+#include <cinttypes>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -23,6 +26,21 @@ class LogBuffer;
 
 namespace photon {
 namespace net {
+
+// The socket option and name calls under PhotonLibOS's names: the kernel's,
+// on a raw fd, never yielding; -1 with errno on failure.
+inline int setsockopt(int fd, int level, int optname, const void* optval, socklen_t optlen) {
+    return ::setsockopt(fd, level, optname, optval, optlen);
+}
+inline int getsockopt(int fd, int level, int optname, void* optval, socklen_t* optlen) {
+    return ::getsockopt(fd, level, optname, optval, optlen);
+}
+inline int getsockname(int fd, struct sockaddr* addr, socklen_t* len) {
+    return ::getsockname(fd, addr, len);
+}
+inline int getpeername(int fd, struct sockaddr* addr, socklen_t* len) {
+    return ::getpeername(fd, addr, len);
+}
 
 // An IPv4 or IPv6 address in network byte order; IPv4 as v4-mapped IPv6.
 struct __attribute__((packed)) IPAddr {

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string_view>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <photon/common/callback.h>

@@ -11,7 +11,10 @@
 // after it, and the awaiter may then be destroyed at once.
 #pragma once
 
+#include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 
 #include <photon/thread/thread.h>

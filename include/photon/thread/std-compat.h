@@ -18,6 +18,7 @@
 #include <mutex>
 #include <ostream>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include <photon/photon.h>

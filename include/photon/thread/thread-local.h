@@ -2,6 +2,8 @@
 // constructor arguments given here and deleted when that coroutine ends.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <tuple>
 #include <utility>
 

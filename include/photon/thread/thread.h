@@ -8,10 +8,11 @@
 // semaphore::signal() may be called from any vCPU or plain OS thread.
 #pragma once
 
+#include <atomic>
+#include <cassert>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
 #include <type_traits>
 #include <utility>
 

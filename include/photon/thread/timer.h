@@ -3,6 +3,8 @@
 // Create, reset, cancel, stop and destroy it on the vCPU that created it.
 #pragma once
 
+#include <cassert>
+#include <cinttypes>
 #include <cstdint>
 
 #include <photon/common/callback.h>

@@ -3,10 +3,15 @@
 // cannot grow it without limit. Plain value type: any vCPU, never yields.
 #pragma once
 
+#include <sys/uio.h>
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>

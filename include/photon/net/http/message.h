@@ -5,7 +5,10 @@
 // block the calling coroutine on the stream.
 #pragma once
 
+#include <sys/uio.h>
+#include <cassert>
 #include <cerrno>
+#include <memory>
 #include <string>
 #include <string_view>
 

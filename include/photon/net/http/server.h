@@ -10,8 +10,10 @@
 //   tcp->bind_v4localhost(8080); tcp->listen(); tcp->start_loop(true);
 #pragma once
 
+#include <cinttypes>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include <photon/common/callback.h>
 #include <photon/common/object.h>

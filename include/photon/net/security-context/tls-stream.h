@@ -11,6 +11,8 @@
 // factories fail with ENOSYS.
 #pragma once
 
+#include <cstdlib>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
