@@ -3,9 +3,12 @@
 // capacity, bypass mode, deleting a pool with work running, and failure.
 #include <photon/thread/thread-key.h>
 #include <photon/thread/thread-pool.h>
+#include <photon/thread/workerpool.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -13,6 +16,7 @@
 namespace {
 
 using namespace photon_test;
+using photon::TPControl;
 
 class ThreadPool : public VcpuTest {};
 
@@ -153,6 +157,45 @@ TEST_F(ThreadPool, DeletingAPoolWaitsForItsRunningWork) {
     }
     EXPECT_TRUE(w.done);
     EXPECT_TRUE(wait_for([] { return photon::get_info(photon::INFO_THREAD_NUM) == 1; }));
+}
+
+// Work given from another vCPU runs on the pooled coroutine's own vCPU, and
+// joins across vCPUs meet in either order.
+TEST_F(ThreadPool, WorkCreatedAndJoinedFromAnotherVcpuRunsAndIsJoined) {
+    constexpr int kRounds = 200;
+    auto pool = photon::new_thread_pool(8, kStack);
+    std::vector<work> warm(4);
+    std::vector<TPControl*> cs;
+    for (auto& w : warm) cs.push_back(pool->thread_create_ex(&do_work, &w, true));
+    for (auto c : cs) pool->join(c);  // 4 idle coroutines on this vCPU
+    static std::atomic<int> ran;
+    ran = 0;
+    std::atomic<bool> finished{false};
+    int joined = 0;
+    photon::WorkPool other(1);
+    std::thread t([&] {
+        other.call([&] {
+            for (int i = 0; i < kRounds; i++) {
+                auto c = pool->thread_create_ex(
+                    [](void* arg) -> void* {
+                        if ((intptr_t)arg % 3 == 0) photon::thread_usleep(100);
+                        ran++;
+                        return nullptr;
+                    },
+                    (void*)(intptr_t)i, true);
+                if (!c) break;
+                if (i % 2) photon::thread_usleep(200);  // the work ends first
+                pool->join(c);
+                joined++;
+            }
+        });
+        finished = true;
+    });
+    EXPECT_TRUE(wait_for([&] { return finished.load(); }, 20000));
+    t.join();
+    EXPECT_EQ(kRounds, joined);
+    EXPECT_EQ(kRounds, ran.load());
+    photon::delete_thread_pool(pool);
 }
 
 TEST_F(ThreadPool, WhenNoCoroutineCanBeMadeCreateFailsWithEnomem) {
