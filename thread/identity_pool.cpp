@@ -13,9 +13,11 @@ void* IdentityPoolBase::get() {
         if (m_size < min_size_in_interval) min_size_in_interval = m_size;
     } else {
         m_mtx.unlock();  // the constructor may yield (a thread pool's does)
+        // As PhotonLibOS, a constructor may return what it likes on success
+        // (an allocator returns the size); failure is a negative return or no object.
         int r = m_ctor(&obj);
         m_mtx.lock();
-        if (r != 0) obj = nullptr;
+        if (r < 0) obj = nullptr;
     }
     if (obj) ++m_refcnt;
     return obj;
@@ -52,6 +54,13 @@ IdentityPoolBase::~IdentityPoolBase() {
     if (autoscale) disable_autoscale();
     {
         SCOPED_LOCK(m_mtx);
+        if (m_refcnt > 0 && !photon::CURRENT) {  // cannot wait here: leave them be
+            LOG_ERROR(
+                "IdentityPool destroyed outside a vCPU with ` object(s) still out; "
+                "those are not freed",
+                m_refcnt);
+            m_refcnt = 0;
+        }
         while (m_refcnt > 0) {
             if (m_cvar.wait(m_mtx, 10 * 1000 * 1000) != 0 && m_refcnt > 0)
                 LOG_WARN("IdentityPool: ` object(s) still out; waiting for them", m_refcnt);

@@ -22,7 +22,7 @@
 
 class IdentityPoolBase : public intrusive_list_node<IdentityPoolBase> {
 public:
-    typedef Callback<void**> Constructor;  // 0 and *obj set, or nonzero: failed
+    typedef Callback<void**> Constructor;  // sets *obj; a negative return or no object: failed
     typedef Callback<void*> Destructor;
 
     // An idle object, or a new one; nullptr if the constructor failed.

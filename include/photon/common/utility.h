@@ -87,6 +87,21 @@ void safe_delete(T*& p) {
     p = nullptr;
 }
 
+// Powers of two, as PhotonLibOS names them. is_power_of_2(0) is true there too.
+inline constexpr bool is_power_of_2(uint64_t x) { return (x & (x - 1)) == 0; }
+// floor(log2(x)); x > 0.
+inline constexpr uint8_t log2_truncate(size_t x) { return (uint8_t)(63 - __builtin_clzll(x | 1)); }
+// log2(x) rounded to the nearest integer (halves up); x > 0.
+inline constexpr uint8_t log2_round(size_t x) {
+    return (uint8_t)(log2_truncate(x) + (x > 1 && (x >> (log2_truncate(x) - 1) & 1)));
+}
+// ceil(log2(x)); 0 for x <= 1 (PhotonLibOS gave 1 for x == 1).
+inline constexpr uint8_t log2_round_up(size_t x) {
+    return x <= 1 ? 0 : (uint8_t)(log2_truncate(x - 1) + 1);
+}
+// The smallest power of two >= x (1 for 0); x <= 2^63.
+inline constexpr size_t round_up_to_exp2(size_t x) { return size_t(1) << log2_round_up(x); }
+
 // Python-style half-open integer range: for (auto i : xrange(10)), xrange(2, 8), xrange(8, 2, -2).
 template <typename Int>
 struct xrange_t {
