@@ -87,31 +87,6 @@ __attribute__((noinline)) void touch_stack(size_t n) {
     asm volatile("" : : "r"(p) : "memory");
 }
 
-// Runs f in a forked child of this vCPU; returns its output (stdout, where
-// the log goes, and stderr) and its exit status.
-template <typename F>
-std::pair<std::string, int> in_child(F f) {
-    int fds[2];
-    if (pipe(fds) != 0) return {"pipe failed", -1};
-    fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        _exit(f());
-    }
-    close(fds[1]);
-    std::string out;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, (size_t)n);
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return {out, status};
-}
-
 size_t count_of(const std::string& s, const std::string& what) {
     size_t n = 0;
     for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) n++;

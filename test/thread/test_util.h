@@ -9,7 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <cstdint>
 #include <utility>
 
@@ -108,6 +113,33 @@ task spawn(F f) {
     t.th = photon::thread_create11(kStack, std::move(f));
     t.jh = photon::thread_enable_join(t.th);
     return t;
+}
+
+// ---- child processes -------------------------------------------------------
+
+// Runs f() in a forked child of this process (and vCPU); returns what the
+// child wrote to stdout (where the log goes) and stderr, and its wait status.
+template <typename F>
+std::pair<std::string, int> in_child(F f) {
+    int fds[2];
+    if (pipe(fds) != 0) return {"pipe failed", -1};
+    fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        _exit(f());
+    }
+    close(fds[1]);
+    std::string out;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, (size_t)n);
+    close(fds[0]);
+    int status = -1;
+    if (pid > 0) waitpid(pid, &status, 0);
+    return {out, status};
 }
 
 }  // namespace photon_test

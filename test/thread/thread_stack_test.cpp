@@ -106,27 +106,14 @@ TEST_F(ThreadStack, AnOverflowIsReportedAsAStackOverflowOfThatCoroutine) {
 TEST_F(ThreadStack, AFaultOutsideAnyGuardPageIsNotCalledAStackOverflow) {
     void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(MAP_FAILED, page);
-    int fds[2];
-    ASSERT_EQ(0, pipe(fds));
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
+    auto r = in_child([page] {
         photon::thread_create11([page] { *static_cast<volatile int*>(page) = 1; });
         photon::wait_all();
-        _exit(0);
-    }
-    close(fds[1]);
-    std::string out;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0) out.append(buf, (size_t)n);
-    close(fds[0]);
-    int status = 0;
-    ASSERT_EQ(pid, waitpid(pid, &status, 0));
-    EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the fault did not kill it";
-    EXPECT_EQ(std::string::npos, out.find("stack overflow in coroutine")) << out;
+        return 0;
+    });
+    ASSERT_NE(-1, r.second);
+    EXPECT_FALSE(WIFEXITED(r.second) && WEXITSTATUS(r.second) == 0) << "the fault did not kill it";
+    EXPECT_EQ(std::string::npos, r.first.find("stack overflow in coroutine")) << r.first;
     munmap(page, 4096);
 }
 
