@@ -5,6 +5,8 @@
 // above the gtest include see only what the photon headers included.
 #include <photon/photon.h>
 #include <photon/common/alog.h>
+#include <photon/common/hash_combine.h>
+#include <photon/common/string_view.h>
 #include <photon/io/signal.h>
 #include <photon/net/socket.h>
 #include <photon/thread/stack-allocator.h>
@@ -94,6 +96,16 @@ TEST(PhotonStyle, LogOutputLevelIsTheDefaultLoggersLevel) {
     EXPECT_EQ((uint32_t)ALOG_WARN, log_output_level);
     log_output_level = old;
     EXPECT_EQ(default_logger.log_output, log_output);
+}
+
+TEST(PhotonStyle, HashCombineFoldsLeftToRightAndStringViewIsStd) {
+    EXPECT_EQ(7u, photon::hash_combine(7));
+    size_t ab = (size_t(1) << 6) + (size_t(1) >> 2) + 0x9e3779b9 + 2;
+    EXPECT_EQ(ab, photon::hash_combine(1, 2));
+    EXPECT_EQ(photon::hash_combine(ab, 3), photon::hash_combine(1, 2, 3));
+    EXPECT_NE(photon::hash_combine(1, 2), photon::hash_combine(2, 1));
+    std::string_view sv = "photon";
+    EXPECT_EQ(6u, sv.size());
 }
 
 TEST(PhotonStyle, PooledStackKnobsKeepPhotonsNames) {
