@@ -4,23 +4,37 @@
 namespace photon {
 namespace detail {
 
-void awaiter_base::suspend() {
+int awaiter_base::suspend(Timeout timeout) {
     if (!park_) {
         std::unique_lock<std::mutex> l(mutex_);
-        cv_.wait(l, [this] { return done_; });
-        return;
+        auto done = [this] { return done_; };
+        if (timeout.expiration() == UINT64_MAX) {
+            cv_.wait(l, done);
+        } else if (!cv_.wait_for(l, std::chrono::microseconds(timeout.timeout()), done)) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        return 0;
     }
     thread* self = CURRENT;
     lock_.lock();
     while (!done_) {
+        if (timeout.expired()) {
+            waiter_ = nullptr;
+            lock_.unlock();
+            errno = ETIMEDOUT;
+            return -1;
+        }
         waiter_ = self;
         // Release lock_ only once committed to sleep, so resume() either sees
         // no waiter yet (and we see done_) or finds us asleep.
         thread_usleep_defer(
-            Timeout(), [](void* l) { static_cast<spinlock*>(l)->unlock(); }, &lock_);
+            timeout, [](void* l) { static_cast<spinlock*>(l)->unlock(); }, &lock_);
         lock_.lock();
     }
+    waiter_ = nullptr;
     lock_.unlock();
+    return 0;
 }
 
 void awaiter_base::resume() {

@@ -8,7 +8,9 @@
 //   AutoContext:   PhotonContext on a vCPU, StdContext elsewhere.
 // The mode is fixed at construction: construct on the waiting thread.
 // resume() may be called from any vCPU or OS thread, once; suspend() returns
-// after it, and the awaiter may then be destroyed at once.
+// 0 after it, and the awaiter may then be destroyed at once. suspend(timeout)
+// returns -1 with errno ETIMEDOUT if the timeout comes first; a later
+// suspend() still sees a resume() that came after.
 #pragma once
 
 #include <atomic>
@@ -17,6 +19,7 @@
 #include <future>
 #include <mutex>
 
+#include <photon/common/timeout.h>
 #include <photon/thread/thread.h>
 
 namespace photon {
@@ -31,7 +34,7 @@ class awaiter_base {
 public:
     awaiter_base(const awaiter_base&) = delete;
     awaiter_base& operator=(const awaiter_base&) = delete;
-    void suspend();
+    int suspend(Timeout timeout = {});
     void resume();
 
 protected:

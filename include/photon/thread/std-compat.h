@@ -22,6 +22,7 @@
 #include <utility>
 
 #include <photon/photon.h>
+#include <photon/thread/future.h>
 #include <photon/thread/thread-local.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>

@@ -1,0 +1,76 @@
+// Future<T, Context> and its Promise, as PhotonLibOS declares them: a
+// one-shot value handed from one side (any vCPU or OS thread) to a waiter,
+// built on Awaiter<Context> (awaiter.h says how each context waits). The
+// Future is neither copyable nor movable, and must outlive its Promise's
+// set_value(); set the value once. For T = void use Awaiter or a semaphore.
+//
+// Differs from PhotonLibOS where it was a trap: wait(timeout) honours the
+// timeout (-1, ETIMEDOUT; a later wait still gets the value), where Photon
+// ignored it and waited forever.
+#pragma once
+
+#include <cassert>
+#include <utility>
+
+#include <photon/common/timeout.h>
+#include <photon/thread/awaiter.h>
+#include <photon/thread/thread.h>
+
+namespace photon {
+
+template <typename T, typename Context = AutoContext>
+class Future {
+    static_assert(sizeof(T) > 0, "for T = void, use Awaiter<Context> or a semaphore");
+
+public:
+    Future() = default;
+    Future(const Future&) = delete;
+    void operator=(const Future&) = delete;
+
+    class Promise {
+    public:
+        Future* _fut;
+        // Stores the value and wakes the waiter; once.
+        template <typename P>
+        void set_value(P&& value) {
+            _fut->set_value(std::forward<P>(value));
+        }
+    };
+    friend Promise;
+
+    Promise get_promise() { return {this}; }
+
+    // 0 once the value is set; -1 with errno ETIMEDOUT if the timeout comes first.
+    int wait(Timeout timeout = {}) {
+        if (_got) return 0;
+        if (_awaiter.suspend(timeout) != 0) return -1;
+        _got = true;
+        return 0;
+    }
+    int wait_for(Timeout timeout = {}) { return wait(timeout); }
+    // Waits (without a timeout) and returns the value.
+    T& get_value() {
+        wait();
+        return _value;
+    }
+    T& get() { return get_value(); }
+
+private:
+    template <typename P>
+    void set_value(P&& rhs) {
+        assert(!_set);  // once
+        _set = true;
+        _value = std::forward<P>(rhs);
+        _awaiter.resume();
+    }
+
+    T _value{};
+    Awaiter<Context> _awaiter;
+    bool _got = false;
+    bool _set = false;
+};
+
+template <typename T>
+using Promise = typename Future<T>::Promise;
+
+}  // namespace photon
