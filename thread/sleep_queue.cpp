@@ -53,10 +53,8 @@ thread* merge_siblings(thread* first) {
     return root;
 }
 
-}  // namespace
+std::atomic<uint32_t> g_heap_limit{UINT32_MAX};  // limit_heap_for_test
 
-namespace {
-std::atomic<uint32_t> g_heap_limit{UINT32_MAX};
 }  // namespace
 
 uint32_t sleep_queue::limit_heap_for_test(uint32_t n) { return g_heap_limit.exchange(n); }
@@ -85,13 +83,11 @@ void sleep_queue::push(thread* th) {
         else
             head_ = th;
         tail_ = th;
-        list_size_++;
         return;
     }
     if (heap_push(th)) return;
     th->in_sleepq = kInOverflow;
     root_ = root_ ? meld(root_, th) : th;
-    overflow_size_++;
 }
 
 void sleep_queue::erase(thread* th) {
@@ -127,7 +123,6 @@ void sleep_queue::list_erase(thread* th) {
     else
         tail_ = th->sq_prev;
     th->sq_next = th->sq_prev = nullptr;
-    list_size_--;
 }
 
 bool sleep_queue::heap_push(thread* th) {
@@ -183,7 +178,6 @@ void sleep_queue::heap_erase(thread* th) {
 }
 
 void sleep_queue::overflow_erase(thread* th) {
-    overflow_size_--;
     thread* sub = merge_siblings(th->sq_child);
     th->sq_child = nullptr;
     if (th == root_) {

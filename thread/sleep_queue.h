@@ -28,8 +28,6 @@ public:
     sleep_queue(const sleep_queue&) = delete;
     ~sleep_queue();
 
-    bool empty() const { return size() == 0; }
-    size_t size() const { return list_size_ + n_ + overflow_size_; }
     thread* front() const;
     // Deadline of the front, UINT64_MAX if empty.
     uint64_t next_deadline() const;
@@ -57,11 +55,9 @@ private:
 
     thread* head_ = nullptr;  // the list
     thread* tail_ = nullptr;
-    size_t list_size_ = 0;
     entry* heap_ = nullptr;  // the binary heap
     uint32_t n_ = 0, cap_ = 0;
     thread* root_ = nullptr;  // the pairing heap
-    size_t overflow_size_ = 0;
 };
 
 }  // namespace photon

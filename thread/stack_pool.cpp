@@ -35,10 +35,10 @@ void free_custom(stack_block* b) {
 
 }  // namespace
 
-stack_pool::bucket* stack_pool::find(size_t usable) {
+stack_pool::bucket* stack_pool::find(size_t usable, bool add) {
     for (int i = 0; i < nbuckets_; i++)
         if (buckets_[i].usable == usable) return &buckets_[i];
-    if (nbuckets_ == kBuckets) return nullptr;  // rare sizes are not cached
+    if (!add || nbuckets_ == kBuckets) return nullptr;  // rare sizes are not cached
     buckets_[nbuckets_] = {usable, nullptr, nullptr};
     return &buckets_[nbuckets_++];
 }
@@ -52,25 +52,22 @@ stack_block* stack_pool::get(size_t size) {
             LOG_ERROR_RETURN(ENOMEM, nullptr, "custom stack allocator failed for ` bytes", usable);
         return custom_block(p, usable);
     }
-    for (int i = 0; i < nbuckets_; i++) {
-        bucket& bk = buckets_[i];
-        if (bk.usable != usable || !bk.head) continue;
-        stack_block* b = bk.head;
-        bk.head = b->next;
-        if (bk.head)
-            bk.head->prev = nullptr;
-        else
-            bk.tail = nullptr;
-        bytes_ -= usable;
-        count_--;
-        return b;
-    }
-    return slab_take(usable);
+    bucket* bk = find(usable, false);
+    if (!bk || !bk->head) return slab_take(usable);
+    stack_block* b = bk->head;
+    bk->head = b->next;
+    if (bk->head)
+        bk->head->prev = nullptr;
+    else
+        bk->tail = nullptr;
+    bytes_ -= usable;
+    count_--;
+    return b;
 }
 
 void stack_pool::put(stack_block* b) {
     if (!b->slab) return free_custom(b);
-    bucket* bk = find(b->usable);
+    bucket* bk = find(b->usable, true);
     if (!bk) return slab_give_back(&b, 1);
     b->prev = nullptr;
     b->next = bk->head;

@@ -28,9 +28,6 @@ public:
     // returns the bytes given back.
     size_t trim(size_t keep_bytes);
 
-    size_t cached_bytes() const { return bytes_; }
-    size_t cached_stacks() const { return count_; }
-
 private:
     // A list per stack size, most recently used first.
     struct bucket {
@@ -40,7 +37,8 @@ private:
     };
     static constexpr int kBuckets = 8;
 
-    bucket* find(size_t usable);
+    // The bucket of that size; with add, a new one if there is room.
+    bucket* find(size_t usable, bool add);
     stack_block* pop_tail(bucket* bk);
     // Gives back the coldest stacks until within both limits.
     void shrink(size_t max_bytes, size_t max_count);

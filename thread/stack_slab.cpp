@@ -65,16 +65,17 @@ namespace {
 struct slab_state {
     pthread_mutex_t mu;
     slab_class* classes;
-    size_t slabs, maps, stacks_out, reserved;
-    bool detected, warned;
-    bool strict;  // vm.overcommit_memory=2: every reserved byte is charged
-    bool limits_read;
+    size_t slabs, maps, stacks_out;
+    bool limits_read;      // strict and mprotect_maps below
+    bool strict;           // vm.overcommit_memory=2: every reserved byte is charged
+    size_t mprotect_maps;  // half of vm.max_map_count, unless a test says otherwise
+    bool detected;         // method below
     guard_method method;
-    size_t mprotect_maps;  // 0 until detection: then half of vm.max_map_count
+    bool warned;
 };
 
-slab_state g = {PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, 0, false, false, false, false,
-                guard_method::none,        0};
+slab_state g = {PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, false, false, 0, false,
+                guard_method::none,        false};
 
 struct lock_guard {
     lock_guard() { pthread_mutex_lock(&g.mu); }
@@ -102,9 +103,17 @@ size_t read_sysctl(const char* path, size_t dflt) {
     return n;
 }
 
-size_t read_max_map_count() {
+size_t half_max_map_count() {
     size_t n = read_sysctl("/proc/sys/vm/max_map_count", 65530);  // the kernel's default
-    return n ? n : 65530;
+    return (n ? n : 65530) / 2;
+}
+
+// Reads the kernel's limits once (locked).
+void read_limits() {
+    if (g.limits_read) return;
+    g.limits_read = true;
+    g.strict = read_sysctl("/proc/sys/vm/overcommit_memory", 0) == 2;
+    g.mprotect_maps = half_max_map_count();
 }
 
 // True if reading `page` from the kernel faults: the guard is real. An
@@ -121,7 +130,6 @@ bool guard_is_effective(char* page) {
 // Picks the guard method with the first slab's first guard page (locked).
 void detect_method(char* first_guard) {
     g.detected = true;
-    if (g.mprotect_maps == 0) g.mprotect_maps = read_max_map_count() / 2;
     if (madvise(first_guard, page_size(), MADV_GUARD_INSTALL) == 0 &&
         guard_is_effective(first_guard)) {
         g.method = guard_method::marker;
@@ -169,10 +177,7 @@ size_t map_cost(const stack_slab* s) { return 1 + 2 * (size_t)s->mprotect_guards
 
 stack_slab* new_slab(slab_class* c) {
     const size_t ss = c->slot_size;
-    if (!g.limits_read) {
-        g.limits_read = true;
-        g.strict = read_sysctl("/proc/sys/vm/overcommit_memory", 0) == 2;
-    }
+    read_limits();
     // Under strict overcommit a reserved stack is charged whole, used or not.
     uint32_t n = g.strict ? 1 : std::min<uint32_t>(c->next_slots, kMaxSlabSlots);
     n = (uint32_t)std::max<size_t>(1, std::min<size_t>(n, kMaxSlabBytes / ss));
@@ -206,7 +211,6 @@ stack_slab* new_slab(slab_class* c) {
     c->nslabs++;
     g.slabs++;
     g.maps++;
-    g.reserved += n * ss;
     list_room(c, s);
     return s;
 }
@@ -275,7 +279,6 @@ void retire(stack_slab* s) {
     s->cls->nslabs--;
     g.slabs--;
     g.maps -= map_cost(s);
-    g.reserved -= (size_t)s->nslots * s->cls->slot_size;
 }
 
 // Retires the slabs (of `r`, sorted by address) that this give-back empties,
@@ -403,17 +406,15 @@ void slab_give_back(stack_block** blocks, size_t n) {
 
 slab_stats get_slab_stats() {
     lock_guard lock;
-    return {g.slabs, g.maps, g.stacks_out, g.reserved, g.method, g.mprotect_maps};
+    return {g.slabs, g.maps, g.stacks_out, g.method};
 }
 
 void override_stack_guard(guard_method m, size_t mprotect_maps) {
     lock_guard lock;
-    if (!g.detected) {
-        g.detected = true;
-        if (g.mprotect_maps == 0) g.mprotect_maps = read_max_map_count() / 2;
-    }
+    read_limits();
+    g.detected = true;
     g.method = m;
-    g.mprotect_maps = mprotect_maps ? mprotect_maps : read_max_map_count() / 2;
+    g.mprotect_maps = mprotect_maps ? mprotect_maps : half_max_map_count();
     g.warned = false;
 }
 

@@ -45,12 +45,10 @@ void slab_give_back(stack_block** blocks, size_t n);
 enum class guard_method : uint8_t { none, marker, mprotect };
 
 struct slab_stats {
-    size_t slabs;          // slabs mapped
-    size_t maps;           // memory maps they cost, at most (guards included)
-    size_t stacks_out;     // stacks handed out and not given back
-    size_t reserved;       // bytes of address space reserved
-    guard_method method;   // for new slabs
-    size_t mprotect_maps;  // the budget of maps that mprotect guards stay within
+    size_t slabs;         // slabs mapped
+    size_t maps;          // memory maps they cost, at most (guards included)
+    size_t stacks_out;    // stacks handed out and not given back
+    guard_method method;  // for new slabs
 };
 slab_stats get_slab_stats();
 
