@@ -41,12 +41,7 @@ public:
     Promise get_promise() { return {this}; }
 
     // 0 once the value is set; -1 with errno ETIMEDOUT if the timeout comes first.
-    int wait(Timeout timeout = {}) {
-        if (_got) return 0;
-        if (_awaiter.suspend(timeout) != 0) return -1;
-        _got = true;
-        return 0;
-    }
+    int wait(Timeout timeout = {}) { return _awaiter.suspend(timeout); }
     int wait_for(Timeout timeout = {}) { return wait(timeout); }
     // Waits (without a timeout) and returns the value.
     T& get_value() {
@@ -66,8 +61,7 @@ private:
 
     T _value{};
     Awaiter<Context> _awaiter;
-    bool _got = false;
-    bool _set = false;
+    bool _set = false;  // for the assertion
 };
 
 template <typename T>
