@@ -71,10 +71,11 @@ TEST(PhotonStyle, SocketOptionAndNameCallsAreInPhotonNet) {
 }
 
 TEST(PhotonStyle, SignalCallsAreInNamespacePhotonWithCLinkage) {
-    int (*init)() = &photon::sync_signal_init;
-    sighandler_t (*handle)(int, sighandler_t) = &photon::sync_signal;
-    int (*fini)() = &photon::sync_signal_fini;
-    EXPECT_TRUE(init && handle && fini);
+    static_assert(std::is_same<decltype(&photon::sync_signal_init), int (*)()>::value, "");
+    static_assert(
+        std::is_same<decltype(&photon::sync_signal), sighandler_t (*)(int, sighandler_t)>::value,
+        "");
+    static_assert(std::is_same<decltype(&photon::block_all_signal), int (*)()>::value, "");
     ASSERT_EQ(0, photon::init(photon::INIT_EVENT_EPOLL | photon::INIT_EVENT_SIGNAL,
                               photon::INIT_IO_NONE));
     static int got = 0;
