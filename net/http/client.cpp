@@ -25,6 +25,7 @@ struct Client::Operation::Connection {
     BoundedStream bounded;  // .stream: the pooled (or own) connection, owned
     InputBuffer in;
     bool reused = false;
+    bool own = false;  // not from the pool: an upgrade, which take_connection() may take
 };
 
 namespace {
@@ -163,7 +164,12 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     t.secure = u.secure();
     t.uds_path = op->uds_path;
     t.proxy = proxy_for(op);
-    ISocketStream* s = dialer_.get(t, m_bind_ips, deadline, &c->reused);
+    // An upgrade may be taken over (take_connection()): a pooled stream
+    // would go back to the pool when its new owner deletes it.
+    c->own = list_has_token(req.headers["Connection"], "upgrade");
+    c->reused = false;
+    ISocketStream* s = c->own ? dialer_.dial(t, m_bind_ips, deadline)
+                              : dialer_.get(t, m_bind_ips, deadline, &c->reused);
     if (!s) {
         if (deadline.expired()) errno = ETIMEDOUT;
         return Step::Fail;
@@ -321,6 +327,19 @@ Client::Operation::~Operation() {
         delete conn_->bounded.stream;
         delete conn_;
     }
+}
+
+ISocketStream* Client::Operation::take_connection(std::string* leftover) {
+    if (!conn_ || !conn_->own || !conn_->bounded.stream || !leftover || status_code < 0) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    InputBuffer& in = conn_->in;
+    leftover->append(in.data());
+    in.consume(in.size());
+    ISocketStream* s = conn_->bounded.stream;
+    conn_->bounded.stream = nullptr;
+    return s;
 }
 
 int Client::Operation::set_url(std::string_view url) {

@@ -38,6 +38,8 @@ namespace net {
 class TLSContext;
 namespace http {
 
+class IWebSocketStream;  // websocket.h
+
 class ICookieJar : public Object {
 public:
     // Stores the cookies of message's Set-Cookie fields for `host`.
@@ -113,6 +115,15 @@ public:
         }
         void set_body(std::string_view buf) { set_body(buf.data(), buf.size()); }
 
+        // Extension: hands over the connection of a call that returned 0 for
+        // a request with "Connection: upgrade" (e.g. a 101 Switching
+        // Protocols), so that another protocol can speak on it. Such requests
+        // get a connection of their own, never a pooled one. The caller owns
+        // and deletes the stream; bytes that arrived after the response head
+        // are appended to *leftover. nullptr with EINVAL if there is no such
+        // connection (no call, a failed one, a plain request, taken already).
+        ISocketStream* take_connection(std::string* leftover);
+
         ~Operation();
         Operation(const Operation&) = delete;
         Operation& operator=(const Operation&) = delete;
@@ -179,6 +190,9 @@ public:
     void timeout(uint64_t timeout) { m_timeout = timeout; }
     void timeout_ms(uint64_t tmo) { timeout(tmo * 1000UL); }
     void timeout_s(uint64_t tmo) { timeout(tmo * 1000UL * 1000UL); }
+
+    // An upgraded WebSocket connection to url (websocket.h), or nullptr.
+    IWebSocketStream* websocket_connect(std::string_view url, uint64_t timeout = -1ULL);
 
     // A new connection (TLS if secure, handshaken) to host:port, not pooled;
     // the caller deletes it. nullptr with errno on failure.
