@@ -1,0 +1,118 @@
+#include "frame_reader.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <algorithm>
+
+namespace photon {
+namespace rpc {
+
+namespace {
+constexpr size_t kBufSize = 64 * 1024;
+// Bodies up to this size are read through the buffer (which may bring the
+// next frames with them); larger ones go straight into the caller's memory.
+constexpr size_t kThroughBuffer = 16 * 1024;
+constexpr int kClosed = -2;  // fill(): the peer closed before the frame began
+
+// Copies n bytes from p into the view's buffers, consuming them from it.
+struct sink : iovector_view {
+    size_t pipe_from_buffer(const char* p, size_t n) {
+        size_t k = memcpy_from(p, n);
+        extract_front(k);
+        return k;
+    }
+};
+}  // namespace
+
+FrameReader::FrameReader(IStream* stream) { set_stream(stream); }
+
+FrameReader::~FrameReader() { ::free(m_buf); }
+
+void FrameReader::set_stream(IStream* s) {
+    m_stream = s;
+    m_sock = dynamic_cast<net::ISocketStream*>(s);
+    m_begin = m_end = 0;
+}
+
+ssize_t FrameReader::read_some(char* p, size_t n, uint64_t timeout) {
+    m_stream->timeout(timeout);
+    // A plain IStream reads whole counts only; it gets exact requests.
+    return m_sock ? m_sock->recv(p, n) : m_stream->read(p, n);
+}
+
+int FrameReader::fill(size_t n, Timeout deadline, bool idle) {
+    if (!m_buf && !(m_buf = (char*)::malloc(kBufSize))) return errno = ENOMEM, -1;
+    if (m_begin + n > kBufSize) {  // make room at the end
+        memmove(m_buf, m_buf + m_begin, buffered());
+        m_end -= m_begin;
+        m_begin = 0;
+    }
+    while (buffered() < n) {
+        bool waiting_first = idle && buffered() == 0;
+        uint64_t t = waiting_first ? UINT64_MAX : deadline.timeout();
+        if (t == 0) return errno = ETIMEDOUT, -1;
+        size_t want = m_sock ? kBufSize - m_end : n - buffered();
+        ssize_t r = read_some(m_buf + m_end, want, t);
+        if (r > 0) m_end += r;
+        // EOF; a plain stream's short read is one too.
+        if (r == 0 || (r > 0 && !m_sock && (size_t)r < want))
+            return waiting_first && r == 0 ? kClosed : (errno = ECONNRESET, -1);
+        if (r < 0 && !(errno == ETIMEDOUT && waiting_first)) return -1;
+    }
+    return 0;
+}
+
+int FrameReader::read_header(Header* h, uint64_t frame_timeout) {
+    if (buffered() == 0) m_begin = m_end = 0;
+    int r = fill(sizeof(Header), Timeout(frame_timeout), buffered() == 0);
+    if (r == kClosed) return 0;
+    if (r < 0) return -1;
+    memcpy(h, m_buf + m_begin, sizeof(Header));
+    m_begin += sizeof(Header);
+    return 1;
+}
+
+int FrameReader::read_body(iovector* dst, size_t n, Timeout deadline) {
+    auto v = dst->view();
+    SmartCloneIOV<32> clone(v.iov, v.iovcnt);  // a window on dst, moved as bytes land
+    if (!clone.ptr) return errno = ENOMEM, -1;
+    sink rest;
+    rest.assign(clone.ptr, v.iovcnt);
+    if (rest.shrink_to(n) != n) return errno = ENOBUFS, -1;
+    // What the buffer holds already; then, for a small rest, fill the buffer
+    // (it may bring the next frames too); for a large one, read in place.
+    size_t take = std::min(n, buffered());
+    m_begin += rest.pipe_from_buffer(m_buf + m_begin, take);
+    size_t left = n - take;
+    if (left == 0) return 0;
+    if (m_sock && left <= kThroughBuffer) {
+        if (fill(left, deadline, false) < 0) return -1;
+        m_begin += rest.pipe_from_buffer(m_buf + m_begin, left);
+        return 0;
+    }
+    uint64_t t = deadline.timeout();
+    if (t == 0) return errno = ETIMEDOUT, -1;
+    m_stream->timeout(t);
+    ssize_t r = m_stream->readv(rest.iov, rest.iovcnt);
+    if (r == (ssize_t)left) return 0;
+    if (r >= 0) errno = ECONNRESET;
+    return -1;
+}
+
+int FrameReader::skip(size_t n, Timeout deadline) {
+    while (n) {
+        if (buffered() == 0) {
+            m_begin = m_end = 0;
+            if (fill(std::min(n, kBufSize / 2), deadline, false) < 0) return -1;
+        }
+        size_t k = std::min(n, buffered());
+        m_begin += k;
+        n -= k;
+    }
+    return 0;
+}
+
+}  // namespace rpc
+}  // namespace photon

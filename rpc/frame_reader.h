@@ -1,0 +1,53 @@
+// Reads RPC frames from a stream through a read-ahead buffer, so that small
+// frames arriving together cost one read. Waiting for a frame's first byte
+// has no deadline (idle connections stay open); once a frame has begun, the
+// rest of it must arrive within the frame timeout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <photon/common/iovector.h>
+#include <photon/common/stream.h>
+#include <photon/common/timeout.h>
+#include <photon/net/socket.h>
+#include <photon/rpc/rpc.h>
+
+namespace photon {
+namespace rpc {
+
+constexpr uint64_t DEFAULT_FRAME_TIMEOUT = 30ull * 1000 * 1000;
+
+class FrameReader {
+public:
+    explicit FrameReader(IStream* stream);
+    ~FrameReader();
+    FrameReader(const FrameReader&) = delete;
+    FrameReader& operator=(const FrameReader&) = delete;
+
+    // Reads the next header: 1, 0 if the peer closed between frames, -1 with
+    // errno (ECONNRESET: closed mid-frame; ETIMEDOUT: the frame stalled;
+    // EINTR: interrupted; ENOMEM) otherwise. Checks nothing in it.
+    int read_header(Header* h, uint64_t frame_timeout);
+    // Reads the next n bytes into dst's buffers (dst holds at least n); 0 or -1.
+    int read_body(iovector* dst, size_t n, Timeout deadline);
+    // Reads and drops the next n bytes; 0 or -1.
+    int skip(size_t n, Timeout deadline);
+
+    IStream* stream() const { return m_stream; }
+    void set_stream(IStream* s);
+
+private:
+    size_t buffered() const { return m_end - m_begin; }
+    // Reads into the buffer until it holds n bytes (n <= capacity).
+    int fill(size_t n, Timeout deadline, bool idle);
+    ssize_t read_some(char* p, size_t n, uint64_t timeout);
+
+    IStream* m_stream;
+    net::ISocketStream* m_sock;  // the same stream, when it can read "some"
+    char* m_buf = nullptr;
+    size_t m_begin = 0, m_end = 0;
+};
+
+}  // namespace rpc
+}  // namespace photon

@@ -1,0 +1,269 @@
+// The server side: serve() reads a connection's frames and runs each request
+// in a pooled coroutine; replies are written under the connection's lock.
+#include <unordered_map>
+#include <unordered_set>
+
+#include <photon/common/alog.h>
+#include <photon/rpc/rpc.h>
+#include <photon/thread/thread-pool.h>
+#include <photon/thread/thread.h>
+
+#include "frame_reader.h"
+#include "wire.h"
+
+namespace photon {
+namespace rpc {
+namespace {
+
+class SkeletonImpl;
+
+// One connection being served.
+struct Conn {
+    IStream* stream;
+    thread* reader = CURRENT;  // the coroutine in serve()
+    mutex wlock;
+    int inflight = 0;
+    condition_variable idle;  // inflight reached 0
+    bool broken = false;
+};
+
+// One request, from its frame to its reply.
+struct Request {
+    Header header;
+    Skeleton::Function func;
+    IOVector body;
+    Conn* conn;
+    SkeletonImpl* sk;
+    thread* th = nullptr;
+    bool replied = false;
+
+    Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc);
+    int send_reply(iovector* resp);
+    int send_error(int err);
+    int write_frame(Header& h, iovector* payload);
+};
+
+class SkeletonImpl final : public Skeleton {
+public:
+    explicit SkeletonImpl(uint32_t pool_size)
+        : m_pool(ThreadPoolBase::new_thread_pool(pool_size)) {}
+    ~SkeletonImpl() override {
+        shutdown(true);
+        if (m_pool) ThreadPoolBase::delete_thread_pool(m_pool);
+    }
+
+    int add_function(FunctionID id, Function f) override {
+        return m_funcs.emplace(id.function, f).second ? 0 : -1;
+    }
+    int remove_function(FunctionID id) override { return m_funcs.erase(id.function) ? 0 : -1; }
+    int set_accept_notify(Notifier n) override { return m_on_accept = n, 0; }
+    int set_close_notify(Notifier n) override { return m_on_close = n, 0; }
+    void set_allocator(IOAlloc a) override { m_alloc = a; }
+    void set_max_message_size(uint32_t n) override { m_max_size = n; }
+    void set_frame_timeout(uint64_t us) override { m_frame_timeout = us; }
+
+    int serve(IStream* stream) override;
+    int shutdown(bool no_more_requests) override { return shutdown(no_more_requests, UINT64_MAX); }
+    int shutdown(bool no_more_requests, uint64_t timeout_us) override;
+    int shutdown_no_wait() override;
+
+    static void* run(void* arg);
+
+private:
+    int serve_frames(Conn& c, FrameReader& rd);
+    int dispatch(Conn& c, FrameReader& rd, const Header& h);
+    void wait_idle(Conn& c);
+    void abort_all();
+
+    std::unordered_map<uint64_t, Function> m_funcs;
+    Notifier m_on_accept, m_on_close;
+    IOAlloc m_alloc;
+    ThreadPoolBase* m_pool;
+    std::unordered_set<Conn*> m_conns;
+    condition_variable m_conns_gone;
+    std::unordered_map<Request*, Conn*> m_requests;  // running requests
+    bool m_running = true;
+    uint32_t m_max_size = DEFAULT_MAX_MESSAGE_SIZE;
+    uint64_t m_frame_timeout = DEFAULT_FRAME_TIMEOUT;
+};
+
+Request::Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc)
+    : body(alloc), conn(conn), sk(sk) {}
+
+int Request::send_reply(iovector* resp) {
+    if (replied) return errno = EALREADY, -1;
+    replied = true;
+    Header h;
+    h.size = (uint32_t)resp->sum();
+    return write_frame(h, resp);
+}
+
+int Request::send_error(int err) {
+    if (replied) return errno = EALREADY, -1;
+    replied = true;
+    Header h;
+    h.size = 0;
+    wire::set_error(h, err);
+    return write_frame(h, nullptr);
+}
+
+// Writes one frame under the connection's lock; a frame that went out in part
+// leaves the connection unusable, so it is shut.
+int Request::write_frame(Header& h, iovector* payload) {
+    h.function = header.function;
+    h.tag = header.tag;
+    scoped_lock lock(conn->wlock);
+    if (conn->broken) return errno = ECONNRESET, -1;
+    auto s = conn->stream;
+    s->timeout(UINT64_MAX);
+    ssize_t r;
+    if (!payload || payload->empty()) {
+        r = s->write(&h, sizeof(h));
+    } else if (payload->push_front(&h, sizeof(h)) == sizeof(h)) {
+        r = s->writev(payload->iovec(), payload->iovcnt());
+        payload->pop_front();
+    } else {
+        auto iov = (struct iovec*)::malloc((payload->iovcnt() + 1) * sizeof(iovec));
+        if (!iov) return errno = ENOMEM, -1;
+        iov[0] = {&h, sizeof(h)};
+        memcpy(iov + 1, payload->iovec(), payload->iovcnt() * sizeof(iovec));
+        r = s->writev(iov, payload->iovcnt() + 1);
+        ::free(iov);
+    }
+    if (r == (ssize_t)(sizeof(h) + h.size)) return 0;
+    conn->broken = true;
+    s->shutdown(ShutdownHow::ReadWrite);
+    return -1;
+}
+
+int SkeletonImpl::serve(IStream* stream) {
+    if (!m_running || !m_pool) return errno = ESHUTDOWN, -1;
+    Conn c;
+    c.stream = stream;
+    m_conns.insert(&c);
+    if (m_on_accept) m_on_accept(stream);
+    FrameReader rd(stream);
+    int ret = serve_frames(c, rd);
+    int e = errno;
+    wait_idle(c);
+    if (m_on_close) m_on_close(stream);
+    m_conns.erase(&c);
+    m_conns_gone.notify_all();
+    errno = e;
+    return ret;
+}
+
+int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
+    while (m_running && !c.broken) {
+        Header h;
+        int r = rd.read_header(&h, m_frame_timeout);
+        if (r == 0) return 0;  // the peer closed between frames
+        if (r < 0) {
+            if (errno == EINTR && !m_running) return 0;  // shutdown
+            LOG_EVERY_T(10, LOG_WARN("rpc server: reading a request failed ", ERRNO()));
+            return -1;
+        }
+        if (h.magic != Header::MAGIC || h.version != Header::VERSION) {
+            LOG_EVERY_T(10, LOG_ERROR("rpc server: not an rpc frame (magic/version), closing"));
+            return errno = EPROTO, -1;
+        }
+        if (h.size > m_max_size) {
+            LOG_EVERY_T(
+                10, LOG_ERROR("rpc server: request of ` bytes past the limit, closing", h.size));
+            return errno = EMSGSIZE, -1;
+        }
+        if (dispatch(c, rd, h) < 0) return -1;
+    }
+    return 0;
+}
+
+int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
+    Timeout deadline(m_frame_timeout);
+    auto it = m_funcs.find(h.function.function);
+    auto req = new (std::nothrow) Request(this, &c, m_alloc);
+    if (!req) return errno = ENOMEM, -1;
+    req->header = h;
+    if (it == m_funcs.end()) {  // the caller hears ENOSYS; the connection goes on
+        DEFER(delete req);
+        if (rd.skip(h.size, deadline) < 0) return -1;
+        LOG_EVERY_T(10, LOG_WARN("rpc server: no function ` (interface `, method `)",
+                                 h.function.function, h.function.interface, h.function.method));
+        return req->send_error(ENOSYS), 0;
+    }
+    req->func = it->second;
+    if (h.size && req->body.push_back(h.size) != h.size) {
+        DEFER(delete req);
+        if (rd.skip(h.size, deadline) < 0) return -1;
+        return req->send_error(ENOMEM), 0;
+    }
+    if (rd.read_body(&req->body, h.size, deadline) < 0) {
+        delete req;
+        return -1;
+    }
+    c.inflight++;
+    m_requests.emplace(req, &c);
+    if (!m_pool->thread_create(&SkeletonImpl::run, req)) {
+        m_requests.erase(req);
+        c.inflight--;
+        req->send_error(ENOMEM);
+        delete req;
+    }
+    return 0;
+}
+
+void* SkeletonImpl::run(void* arg) {
+    auto req = (Request*)arg;
+    auto sk = req->sk;
+    auto& c = *req->conn;
+    req->th = CURRENT;
+    ResponseSender sender(req, &Request::send_reply);
+    int r = req->func(&req->body, sender, c.stream);
+    // A function that failed without replying: tell the caller why.
+    if (!req->replied) req->send_error(r < 0 && errno ? errno : EIO);
+    sk->m_requests.erase(req);
+    delete req;
+    if (--c.inflight == 0) c.idle.notify_all();
+    return nullptr;
+}
+
+void SkeletonImpl::wait_idle(Conn& c) {
+    while (c.inflight > 0) c.idle.wait_no_lock();
+}
+
+int SkeletonImpl::shutdown_no_wait() {
+    m_running = false;
+    for (auto c : m_conns) thread_interrupt(c->reader);
+    return 0;
+}
+
+void SkeletonImpl::abort_all() {
+    for (auto& kv : m_requests)
+        if (kv.first->th) thread_interrupt(kv.first->th);
+    for (auto c : m_conns) {
+        c->broken = true;
+        c->stream->shutdown(ShutdownHow::ReadWrite);
+    }
+}
+
+int SkeletonImpl::shutdown(bool no_more_requests, uint64_t timeout_us) {
+    if (no_more_requests) shutdown_no_wait();
+    Timeout deadline(timeout_us);
+    while (!m_conns.empty()) {
+        if (m_conns_gone.wait_no_lock(deadline) < 0 && deadline.expired() && !m_conns.empty()) {
+            abort_all();
+            while (!m_conns.empty()) m_conns_gone.wait_no_lock();
+            return errno = ETIMEDOUT, -1;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+Skeleton* new_skeleton(uint32_t pool_size) {
+    auto sk = new (std::nothrow) SkeletonImpl(pool_size);
+    return sk;
+}
+
+}  // namespace rpc
+}  // namespace photon
