@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <photon/common/retval.h>
 #include <photon/common/utility.h>
 
 #define ALOG_DEBUG 0
@@ -199,7 +200,7 @@ public:
     void put(const char* s, size_t n) {
         size_t room = static_cast<size_t>(limit() - ptr_);
         if (n > room) n = room;
-        std::memcpy(ptr_, s, n);
+        if (n) std::memcpy(ptr_, s, n);  // s may be null when n is 0
         ptr_ += n;
     }
     void put_integer(uint64_t magnitude, bool negative, unsigned base, unsigned width,
@@ -279,6 +280,18 @@ NamedValue<T> make_named_value(const char* name, const T& value) {
 template <typename T>
 LogBuffer& operator<<(LogBuffer& log, const NamedValue<T>& v) {
     return log.printf('[', v.name, '=', v.value, ']');
+}
+
+// retvals print their value, or their error as ERRNO does.
+inline LogBuffer& operator<<(LogBuffer& log, const photon::reterr& e) {
+    return e._err ? (log << ERRNO(e.get_errno())) : log;
+}
+template <typename T>
+inline LogBuffer& operator<<(LogBuffer& log, const photon::retval<T>& v) {
+    return v.succeeded() ? (log << v.get()) : (log << v.error());
+}
+inline LogBuffer& operator<<(LogBuffer& log, const photon::retval<void>& v) {
+    return log << v.error();
 }
 
 // VALUE(x) prints "[x=<value of x>]".
@@ -383,12 +396,12 @@ struct alog_line {
         return retv;                                                                  \
     }
 
-// Log with the text of error `err`, then `return photon::reterr{err}` (needs retval.h).
-#define LOG_ERROR_RETVAL(err, ...)                              \
-    {                                                           \
-        const int photon_alog_err_ = (err);                     \
-        LOG_ERROR(__VA_ARGS__, ' ', ::ERRNO(photon_alog_err_)); \
-        return ::photon::reterr{photon_alog_err_};              \
+// Log with the text of error `err`, then `return photon::reterr{err}`.
+#define LOG_ERROR_RETVAL(err, ...)                                        \
+    {                                                                     \
+        const ::photon::reterr photon_alog_e_{err};                       \
+        LOG_ERROR(__VA_ARGS__, ' ', ::ERRNO(photon_alog_e_.get_errno())); \
+        return photon_alog_e_;                                            \
     }
 
 // Rate limits, each counted per call site (levels are checked after the limit):
