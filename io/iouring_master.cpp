@@ -51,6 +51,12 @@ public:
             w, [&](io_uring_sqe* sqe) { io_uring_prep_poll_add(sqe, fd, mask); }, timeout);
         unlink(fd, &w);
         if (w.res == -EBADF && !w.cancel_errno) w.res = -EINVAL;  // not an open fd
+        // A poll consumes nothing: an interrupt (or close) that raced with
+        // readiness still wins, as it does on epoll. A timeout does not.
+        if (w.res >= 0 && w.cancel_errno && w.cancel_errno != ETIMEDOUT) {
+            errno = w.cancel_errno;
+            return -1;
+        }
         return uring::result(w) < 0 ? -1 : 0;
     }
 

@@ -81,6 +81,22 @@ TEST_P(FdEvents, InterruptedWaitFailsWithInterruptersErrno) {
     EXPECT_EQ(ECANCELED, err);
 }
 
+// The fd is ready already, so the engine completes the wait in the same
+// round as the interrupt: the interrupt must still win (nothing was consumed).
+TEST_P(FdEvents, InterruptRacingReadinessStillInterrupts) {
+    pipe_fds p;
+    int result = 0, err = 0;
+    auto t = spawn([&] {
+        result = wait_for_fd_writable(p.w, kLongUs);
+        err = errno;
+    });
+    thread_yield();  // t submits its wait and parks; the engine has not run yet
+    thread_interrupt(t.th, ECANCELED);
+    t.join();
+    EXPECT_EQ(-1, result);
+    EXPECT_EQ(ECANCELED, err);
+}
+
 TEST_P(FdEvents, InterruptFromPlainThreadWakesIdleEngine) {
     pipe_fds p;
     thread* self = CURRENT;
