@@ -157,6 +157,9 @@ void idle_until_runnable(vcpu_t* v) {
                 futex_wait(&v->futex_word, seen, timeout);
         }
         v->idle_sleeping.store(false, std::memory_order_relaxed);
+        // The wait may have lasted long and woken coroutines that compute
+        // what is left of their deadlines: give them the time of now.
+        __update_now();
         v->engine_polled = clock_now();
     }
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -95,6 +96,32 @@ TEST_P(FdEvents, InterruptRacingReadinessStillInterrupts) {
     t.join();
     EXPECT_EQ(-1, result);
     EXPECT_EQ(ECANCELED, err);
+}
+
+// One deadline over two waits, the first ended by an event after the vCPU
+// idled in the engine: the second must get what is left of the deadline, so
+// photon::now must be fresh when the woken coroutine runs (it was as stale
+// as the idle period, and the deadline overshot by it).
+TEST_P(FdEvents, ADeadlineSpanningAnIdleWaitDoesNotOvershoot) {
+    pipe_fds p;
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        char c = 'x';
+        (void)!write(p.w, &c, 1);
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    Timeout deadline(600 * 1000);
+    EXPECT_EQ(0, wait_for_fd_readable(p.r, deadline.timeout()));  // idles ~300 ms
+    uint64_t left = deadline.timeout();
+    EXPECT_LT(left, 450 * 1000u) << "photon::now was stale after the idle wait";
+    char c;
+    EXPECT_EQ(1, read(p.r, &c, 1));
+    EXPECT_EQ(-1, wait_for_fd_readable(p.r, left));  // nothing more comes
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - t0)
+                  .count();
+    EXPECT_LT(ms, 900) << "the deadline of 600 ms overshot";
+    writer.join();
 }
 
 TEST_P(FdEvents, InterruptFromPlainThreadWakesIdleEngine) {
