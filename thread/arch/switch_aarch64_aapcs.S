@@ -2,7 +2,8 @@
  * Coroutine context switch for AArch64, AAPCS64, ELF (Linux). See context.h.
  *
  * A suspended context is its stack pointer; the frame it points at (176 bytes,
- * so sp stays 16-byte aligned as AAPCS64 requires at every instruction) is:
+ * so sp stays 16-byte aligned as AAPCS64 requires at every instruction; offsets
+ * in frame.h, checked against a struct in context.h) is:
  *
  *   offset  content              why it is saved
  *   0x00    x29 (fp)             callee-saved frame pointer; 0 in a new context
@@ -61,7 +62,9 @@
 #define PHOTON_BTI_C
 #endif
 
-#define FRAME_SIZE 176 /* 0xb0 */
+#include "frame.h"
+
+#define FRAME_SIZE PHOTON_FRAME_SIZE /* 176 */
 
 /* Opens the frame on the running stack and saves the running context in it. */
 .macro SAVE_FRAME
@@ -69,17 +72,17 @@
     .cfi_def_cfa_offset FRAME_SIZE
     .cfi_offset x29, -FRAME_SIZE
     .cfi_offset x30, -FRAME_SIZE + 0x08
-    stp     x19, x20, [sp, #0x10]           /* callee-saved integer registers */
-    stp     x21, x22, [sp, #0x20]
-    stp     x23, x24, [sp, #0x30]
-    stp     x25, x26, [sp, #0x40]
-    stp     x27, x28, [sp, #0x50]
-    stp     d8, d9, [sp, #0x60]             /* callee-saved low halves of v8-v15 */
-    stp     d10, d11, [sp, #0x70]
-    stp     d12, d13, [sp, #0x80]
-    stp     d14, d15, [sp, #0x90]
+    stp     x19, x20, [sp, #PHOTON_FRAME_X19]       /* callee-saved integer registers */
+    stp     x21, x22, [sp, #PHOTON_FRAME_X21]
+    stp     x23, x24, [sp, #PHOTON_FRAME_X23]
+    stp     x25, x26, [sp, #PHOTON_FRAME_X25]
+    stp     x27, x28, [sp, #PHOTON_FRAME_X27]
+    stp     d8, d9, [sp, #PHOTON_FRAME_D8]          /* callee-saved low halves of v8-v15 */
+    stp     d10, d11, [sp, #PHOTON_FRAME_D10]
+    stp     d12, d13, [sp, #PHOTON_FRAME_D12]
+    stp     d14, d15, [sp, #PHOTON_FRAME_D14]
     mrs     x9, fpcr                        /* FP control: rounding mode, FZ, DN */
-    str     x9, [sp, #0xa0]
+    str     x9, [sp, #PHOTON_FRAME_FPCR]
     .cfi_offset x19, -FRAME_SIZE + 0x10     /* from here on the registers live in */
     .cfi_offset x20, -FRAME_SIZE + 0x18     /* the frame, whichever stack sp is on */
     .cfi_offset x21, -FRAME_SIZE + 0x20
@@ -103,21 +106,21 @@
 /* Restores the context whose frame sp points at, closes the frame and returns
  * into that context. */
 .macro RESTORE_FRAME_AND_RETURN
-    ldr     x9, [sp, #0xa0]                 /* FPCR of the new context */
+    ldr     x9, [sp, #PHOTON_FRAME_FPCR]            /* FPCR of the new context */
     mrs     x10, fpcr
     cmp     x9, x10
     b.eq    1f                              /* writing FPCR may stall the pipeline, and */
     msr     fpcr, x9                        /* it rarely differs between coroutines */
 1:
-    ldp     d8, d9, [sp, #0x60]
-    ldp     d10, d11, [sp, #0x70]
-    ldp     d12, d13, [sp, #0x80]
-    ldp     d14, d15, [sp, #0x90]
-    ldp     x19, x20, [sp, #0x10]
-    ldp     x21, x22, [sp, #0x20]
-    ldp     x23, x24, [sp, #0x30]
-    ldp     x25, x26, [sp, #0x40]
-    ldp     x27, x28, [sp, #0x50]
+    ldp     d8, d9, [sp, #PHOTON_FRAME_D8]
+    ldp     d10, d11, [sp, #PHOTON_FRAME_D10]
+    ldp     d12, d13, [sp, #PHOTON_FRAME_D12]
+    ldp     d14, d15, [sp, #PHOTON_FRAME_D14]
+    ldp     x19, x20, [sp, #PHOTON_FRAME_X19]
+    ldp     x21, x22, [sp, #PHOTON_FRAME_X21]
+    ldp     x23, x24, [sp, #PHOTON_FRAME_X23]
+    ldp     x25, x26, [sp, #PHOTON_FRAME_X25]
+    ldp     x27, x28, [sp, #PHOTON_FRAME_X27]
     ldp     x29, x30, [sp], #FRAME_SIZE     /* fp and lr; close the frame */
     .cfi_def_cfa_offset 0                   /* all registers are back in place */
     .cfi_restore x29
@@ -204,18 +207,18 @@ photon_make_context:
                                                frame, for walkers that look there */
     sub     x0, x9, #FRAME_SIZE             /* the saved frame, 16-byte aligned */
     adr     x10, .Lcontext_start
-    stp     xzr, x10, [x0, #0x00]           /* fp = 0 ends frame-pointer walks; lr */
-    stp     x1, x2, [x0, #0x10]             /* x19 = entry, x20 = arg */
-    stp     xzr, xzr, [x0, #0x20]           /* x21, x22 */
-    stp     xzr, xzr, [x0, #0x30]           /* x23, x24 */
-    stp     xzr, xzr, [x0, #0x40]           /* x25, x26 */
-    stp     xzr, xzr, [x0, #0x50]           /* x27, x28 */
-    stp     xzr, xzr, [x0, #0x60]           /* d8, d9 */
-    stp     xzr, xzr, [x0, #0x70]           /* d10, d11 */
-    stp     xzr, xzr, [x0, #0x80]           /* d12, d13 */
-    stp     xzr, xzr, [x0, #0x90]           /* d14, d15 */
+    stp     xzr, x10, [x0, #PHOTON_FRAME_FP]        /* fp = 0 ends frame-pointer walks; lr */
+    stp     x1, x2, [x0, #PHOTON_FRAME_X19]         /* x19 = entry, x20 = arg */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_X21]       /* x21, x22 */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_X23]       /* x23, x24 */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_X25]       /* x25, x26 */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_X27]       /* x27, x28 */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_D8]        /* d8, d9 */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_D10]       /* d10, d11 */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_D12]       /* d12, d13 */
+    stp     xzr, xzr, [x0, #PHOTON_FRAME_D14]       /* d14, d15 */
     mrs     x10, fpcr
-    stp     x10, xzr, [x0, #0xa0]           /* creator's FPCR; padding */
+    stp     x10, xzr, [x0, #PHOTON_FRAME_FPCR]      /* creator's FPCR; padding */
     ret                                     /* x0 = the new context */
     .cfi_endproc
     .size   photon_make_context, .-photon_make_context

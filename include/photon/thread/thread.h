@@ -481,9 +481,11 @@ protected:
 };
 
 // Counting semaphore. wait(n) takes n units (FIFO by default: a large request
-// at the front holds back smaller ones behind it); it ignores interrupts
-// other than ESHUTDOWN and ETIMEDOUT, while wait_interruptible() returns on
-// any. signal(n) may be called from any vCPU or OS thread.
+// at the front holds back smaller ones behind it): 0, or -1 with ETIMEDOUT,
+// ESHUTDOWN (an interrupt with that errno), EPERM (the coroutine is being shut
+// down) or ENOSYS (not on a vCPU); it ignores other interrupts, while
+// wait_interruptible() returns on any. signal(n) may be called from any vCPU
+// or OS thread.
 class semaphore {
 public:
     explicit semaphore(uint64_t count = 0, bool in_order_resume = true)
