@@ -9,6 +9,7 @@
 #include <photon/thread/thread.h>
 
 #include "frame_reader.h"
+#include "frame_writer.h"
 #include "wire.h"
 
 namespace photon {
@@ -21,7 +22,7 @@ class SkeletonImpl;
 struct Conn {
     IStream* stream;
     thread* reader = CURRENT;  // the coroutine in serve()
-    mutex wlock;
+    FrameWriter writer;
     int inflight = 0;
     condition_variable idle;  // inflight reached 0
     bool broken = false;
@@ -107,32 +108,15 @@ int Request::send_error(int err) {
     return write_frame(h, nullptr);
 }
 
-// Writes one frame under the connection's lock; a frame that went out in part
-// leaves the connection unusable, so it is shut.
+// Writes one frame, batched with the replies other requests of the
+// connection send in the same round.
 int Request::write_frame(Header& h, iovector* payload) {
     h.function = header.function;
     h.tag = header.tag;
-    scoped_lock lock(conn->wlock);
     if (conn->broken) return errno = ECONNRESET, -1;
-    auto s = conn->stream;
-    s->timeout(UINT64_MAX);
-    ssize_t r;
-    if (!payload || payload->empty()) {
-        r = s->write(&h, sizeof(h));
-    } else if (payload->push_front(&h, sizeof(h)) == sizeof(h)) {
-        r = s->writev(payload->iovec(), payload->iovcnt());
-        payload->pop_front();
-    } else {
-        auto iov = (struct iovec*)::malloc((payload->iovcnt() + 1) * sizeof(iovec));
-        if (!iov) return errno = ENOMEM, -1;
-        iov[0] = {&h, sizeof(h)};
-        memcpy(iov + 1, payload->iovec(), payload->iovcnt() * sizeof(iovec));
-        r = s->writev(iov, payload->iovcnt() + 1);
-        ::free(iov);
-    }
-    if (r == (ssize_t)(sizeof(h) + h.size)) return 0;
+    if (conn->writer.write(conn->stream, &h, payload, UINT64_MAX, conn->inflight > 1) == 0)
+        return 0;
     conn->broken = true;
-    s->shutdown(ShutdownHow::ReadWrite);
     return -1;
 }
 

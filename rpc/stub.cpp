@@ -9,6 +9,7 @@
 #include <photon/thread/thread.h>
 
 #include "frame_reader.h"
+#include "frame_writer.h"
 #include "wire.h"
 
 namespace photon {
@@ -51,7 +52,7 @@ private:
     IStream* m_stream;
     bool m_own;
     FrameReader m_reader;
-    mutex m_wlock;
+    FrameWriter m_writer;
     std::unordered_map<uint64_t, Call*> m_calls;
     uint64_t m_next_tag = 1;
     thread* m_reader_th = nullptr;
@@ -77,12 +78,12 @@ void StubImpl::stop_reader() {
 }
 
 int StubImpl::set_stream(IStream* s) {
-    scoped_lock lock(m_wlock);
     fail_all(ECONNRESET);
     stop_reader();
     if (m_own) delete m_stream;
     m_stream = s;
     m_reader.set_stream(s);
+    m_writer.reset();
     m_broken = !s;
     return 0;
 }
@@ -110,34 +111,18 @@ int StubImpl::do_call(FunctionID function, iovector* request, iovector* response
 }
 
 int StubImpl::send(FunctionID function, uint64_t tag, iovector* request, Timeout& timeout) {
-    if (m_wlock.lock(timeout) < 0) return -1;
-    DEFER(m_wlock.unlock());
-    if (m_broken) return errno = ECONNRESET, -1;
     Header h;
     h.size = (uint32_t)request->sum();
     h.function = function;
     h.tag = tag;
     uint64_t t = timeout.timeout();
     if (t == 0) return errno = ETIMEDOUT, -1;
-    ssize_t r;
-    m_stream->timeout(t);
-    if (request->push_front(&h, sizeof(h)) == sizeof(h)) {
-        r = m_stream->writev(request->iovec(), request->iovcnt());
-        request->pop_front();
-    } else {  // no room at the front: a copy of the iovecs behind the header
-        auto iov = (struct iovec*)::malloc((request->iovcnt() + 1) * sizeof(iovec));
-        if (!iov) return errno = ENOMEM, -1;
-        iov[0] = {&h, sizeof(h)};
-        memcpy(iov + 1, request->iovec(), request->iovcnt() * sizeof(iovec));
-        r = m_stream->writev(iov, request->iovcnt() + 1);
-        ::free(iov);
+    if (m_writer.write(m_stream, &h, request, t, m_calls.size() > 1) == 0) return 0;
+    int e = errno;
+    if (m_writer.broken()) {  // part of a frame may be out: no more calls here
+        m_broken = true;
+        fail_all(ECONNRESET);
     }
-    if (r == (ssize_t)(sizeof(h) + h.size)) return 0;
-    // Part of a frame may be out: the connection cannot carry another.
-    int e = r < 0 ? errno : ECONNRESET;
-    m_broken = true;
-    m_stream->shutdown(ShutdownHow::ReadWrite);
-    fail_all(ECONNRESET);
     return errno = e, -1;
 }
 

@@ -1,0 +1,47 @@
+// Writes RPC frames to a stream, batching the frames that coroutines of one
+// vCPU write in the same scheduling round into one writev (group commit): the
+// first writer of a round yields once so that the others ready to write can
+// add their frames, then writes them all. With many calls in flight on one
+// connection, this turns a syscall per frame into one per round.
+#pragma once
+
+#include <cstdint>
+
+#include <photon/common/iovector.h>
+#include <photon/common/stream.h>
+#include <photon/rpc/rpc.h>
+#include <photon/thread/thread.h>
+
+namespace photon {
+namespace rpc {
+
+class FrameWriter {
+public:
+    FrameWriter() = default;
+    FrameWriter(const FrameWriter&) = delete;
+    FrameWriter& operator=(const FrameWriter&) = delete;
+
+    // Writes *h then payload (may be null) as one frame; returns when it has
+    // been written (the memory it points at may be reused then). 0, or -1 with
+    // errno; after a failure the stream is shut down (a frame may have gone
+    // out in part) and every later write fails with ECONNRESET. The timeout
+    // bounds the write of the batch this frame joins. `others` says whether
+    // other frames may be on their way (more calls in flight): only then does
+    // the first writer of a round wait for them.
+    int write(IStream* s, const Header* h, iovector* payload, uint64_t timeout = UINT64_MAX,
+              bool others = true);
+    bool broken() const { return m_broken; }
+    // For a new stream: no batch may be in flight.
+    void reset() { m_broken = false; }
+
+private:
+    struct Batch;
+    int flush(IStream* s, Batch* b, uint64_t timeout);
+
+    Batch* m_open = nullptr;  // the batch frames of this round join
+    mutex m_wlock;            // one batch on the wire at a time
+    bool m_broken = false;
+};
+
+}  // namespace rpc
+}  // namespace photon
