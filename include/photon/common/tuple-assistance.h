@@ -1,0 +1,174 @@
+// tuple_assistance: callable<F> (return and argument types of a function,
+// function pointer, member pointer or functor), apply(f, tuple) that converts
+// each element to the type f's parameter declares, and enumerate(p, tuple)
+// that calls p.proc() on each element in order, as PhotonLibOS declares them.
+// Pure compile-time helpers: any vCPU or thread; apply/enumerate yield only
+// if the called code does.
+//
+// Differs from PhotonLibOS where it was a trap:
+//  - apply() with an lvalue tuple (or a tuple element that is an lvalue
+//    reference) copies into by-value parameters; Photon moved out of the
+//    caller's tuple. A move-only element still moves, the only way Photon's
+//    code compiled. Rvalue tuples behave exactly as in Photon.
+//  - callable<F> is SFINAE-friendly (no member types when F has no single
+//    call signature) and also knows noexcept functions and member functions;
+//    apply() then falls back to std::apply's rules, so generic lambdas work.
+//  - apply() accepts member pointers (std::invoke), enumerate() an empty tuple.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace tuple_assistance {
+
+template <class F>
+struct callable;
+
+template <class R, class... Args>
+struct callable<R(Args...)> {
+    using return_type = R;
+    using arguments = std::tuple<Args...>;
+};
+
+template <class R, class... Args>
+struct callable<R(Args...) noexcept> : public callable<R(Args...)> {};
+
+template <class R, class... Args>
+struct callable<R (*)(Args...)> : public callable<R(Args...)> {};
+
+template <class R, class... Args>
+struct callable<R (*)(Args...) noexcept> : public callable<R(Args...)> {};
+
+// Member functions take the object first, as C& (const ones too, as in Photon).
+template <class C, class R, class... Args>
+struct callable<R (C::*)(Args...)> : public callable<R(C&, Args...)> {};
+
+template <class C, class R, class... Args>
+struct callable<R (C::*)(Args...) const> : public callable<R(C&, Args...)> {};
+
+template <class C, class R, class... Args>
+struct callable<R (C::*)(Args...) noexcept> : public callable<R(C&, Args...)> {};
+
+template <class C, class R, class... Args>
+struct callable<R (C::*)(Args...) const noexcept> : public callable<R(C&, Args...)> {};
+
+// Member object pointer. A member function type left over here (ref- or
+// volatile-qualified) gets no signature rather than an ill-formed one.
+template <class R, class C, bool = std::is_function<R>::value>
+struct __member_object_callable : public callable<R(C&)> {};
+
+template <class R, class C>
+struct __member_object_callable<R, C, true> {};
+
+template <class C, class R>
+struct callable<R(C::*)> : public __member_object_callable<R, C> {};
+
+template <typename T>
+struct __remove_first_type_in_tuple {};
+
+template <typename T, typename... Ts>
+struct __remove_first_type_in_tuple<std::tuple<T, Ts...>> {
+    typedef std::tuple<Ts...> type;
+};
+
+// A functor with exactly one, non-template operator(); empty otherwise, so that
+// `typename callable<F>::arguments` is a substitution failure, not a hard error.
+template <class F, class = void>
+struct __functor_callable {};
+
+template <class F>
+struct __functor_callable<F, std::void_t<typename callable<decltype(&F::operator())>::arguments>> {
+    using call_type = callable<decltype(&F::operator())>;
+    using return_type = typename call_type::return_type;
+    using arguments = typename __remove_first_type_in_tuple<typename call_type::arguments>::type;
+};
+
+template <class F>
+struct callable : public __functor_callable<F> {};
+
+template <class F>
+struct callable<F&> : public callable<F> {};
+
+template <class F>
+struct callable<F&&> : public callable<F> {};
+
+template <class F, class = void>
+struct __has_signature : std::false_type {};
+
+template <class F>
+struct __has_signature<F, std::void_t<typename callable<F>::arguments>> : std::true_type {};
+
+// How element I of Tuple is handed to a parameter of type P: as an lvalue when it may
+// not be consumed (lvalue tuple, or a reference element) and P copies it anyway;
+// otherwise as P&& (forwarding), as Photon always did.
+template <typename P, typename Tuple, std::size_t I>
+struct __pass {
+    using elem = std::tuple_element_t<I, std::remove_reference_t<Tuple>>;
+    using elem_lvalue = decltype(std::get<I>(std::declval<Tuple&>()));
+    static constexpr bool keep_source =
+        std::is_lvalue_reference<Tuple>::value || std::is_lvalue_reference<elem>::value;
+    using type = std::conditional_t<keep_source && !std::is_reference<P>::value &&
+                                        std::is_constructible<P, elem_lvalue>::value,
+                                    elem_lvalue, P&&>;
+};
+
+// std::invoke only for member pointers: it is not constexpr before C++20.
+template <typename F, typename... As>
+constexpr decltype(auto) __call_with(F&& f, As&&... as) {
+    if constexpr (std::is_member_pointer<std::decay_t<F>>::value) {
+        return std::invoke(std::forward<F>(f), std::forward<As>(as)...);
+    } else {
+        return std::forward<F>(f)(std::forward<As>(as)...);
+    }
+}
+
+template <typename F, typename Tuple, std::size_t... I>
+constexpr inline decltype(auto) apply_impl(F&& f, Tuple&& t, std::index_sequence<I...>) {
+    if constexpr (__has_signature<F>::value) {
+        using Args = typename callable<F>::arguments;
+        return tuple_assistance::__call_with(
+            std::forward<F>(f),
+            static_cast<typename __pass<std::tuple_element_t<I, Args>, Tuple, I>::type>(
+                std::get<I>(t))...);
+    } else {
+        return tuple_assistance::__call_with(std::forward<F>(f),
+                                             std::get<I>(std::forward<Tuple>(t))...);
+    }
+}
+
+// Calls f with the elements of t, each converted to the matching parameter type.
+template <typename F, typename Tuple>
+constexpr inline decltype(auto) apply(F&& f, Tuple&& t) {
+    return apply_impl(
+        std::forward<F>(f), std::forward<Tuple>(t),
+        std::make_index_sequence<std::tuple_size<std::remove_reference_t<Tuple>>::value>{});
+}
+
+template <typename P, size_t I, typename... Ts>
+struct do_enumerate;
+
+template <typename P, size_t I, typename... Ts>
+struct do_enumerate<P, I, std::tuple<Ts...>> {
+    static_assert(0 < I && I < sizeof...(Ts), "do_enumerate index out of range");
+    static void proc(const P& p, std::tuple<Ts...>& t) {
+        do_enumerate<P, I - 1, std::tuple<Ts...>>::proc(p, t);
+        p.proc(std::get<I>(t));
+    }
+};
+
+template <typename P, typename... Ts>
+struct do_enumerate<P, 0, std::tuple<Ts...>> {
+    static void proc(const P& p, std::tuple<Ts...>& t) { p.proc(std::get<0>(t)); }
+};
+
+// Calls p.proc(element) for each element of t, first to last.
+template <typename P, typename... Ts>
+inline void enumerate(const P& p, std::tuple<Ts...>& t) {
+    if constexpr (sizeof...(Ts) > 0)
+        do_enumerate<P, sizeof...(Ts) - 1, std::tuple<Ts...>>::proc(p, t);
+}
+
+}  // namespace tuple_assistance
