@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 namespace photon {
 struct thread;
@@ -37,6 +41,42 @@ void write_all(int fd, const char* p, size_t n) {
     }
 }
 
+// Per-level ANSI colours, one SGR byte per level in one atomic word.
+class LevelColors {
+public:
+    int set(int level, unsigned char code) {
+        if (level < ALOG_DEBUG || level > ALOG_AUDIT) return errno = EINVAL, -1;
+        bool valid = code == ALOG_COLOR_NOTHING ||
+                     (code >= ALOG_COLOR_BLACK && code <= ALOG_COLOR_LIGHTGRAY) ||
+                     (code >= ALOG_COLOR_DARKGRAY && code <= ALOG_COLOR_LIGHTWHITE);
+        if (!valid) return errno = EINVAL, -1;
+        uint64_t old = bits_.load(), mask = uint64_t(0xFF) << (level * 8);
+        while (!bits_.compare_exchange_weak(old, (old & ~mask) | (uint64_t(code) << (level * 8))))
+            ;
+        return 0;
+    }
+    // 0 (none) for levels outside DEBUG..AUDIT, such as the -1 of pre-coloured batches.
+    unsigned get(int level) const {
+        return level >= ALOG_DEBUG && level <= ALOG_AUDIT ? (bits_ >> (level * 8)) & 0xFF : 0;
+    }
+
+private:
+    std::atomic<uint64_t> bits_{0};
+};
+
+// Hands sink() the line wrapped in colour `code`, as one piece: "\033[<SGR>m" + line +
+// "\033[0m" + '\n' (the reset goes before the line's newline). No colour: the line as is.
+template <typename Sink>
+void with_color(unsigned code, const char* begin, size_t n, Sink sink) {
+    if (!code || n == 0 || n > LOG_BUFFER_SIZE) return sink(begin, n);
+    char colored[LOG_BUFFER_SIZE + 16];
+    if (begin[n - 1] == '\n') --n;
+    size_t len = size_t(snprintf(colored, 16, "\033[%xm", code));
+    memcpy(colored + len, begin, n);
+    memcpy(colored + len + n, "\033[0m\n", 5);
+    sink(colored, len + n + 5);
+}
+
 // Writes lines to an fd: a single write() per line, which O_APPEND files and pipes keep whole.
 class FdLogOutput : public ILogOutput {
 public:
@@ -44,26 +84,17 @@ public:
 
     void write(int level, const char* begin, const char* end) override {
         throttle();
-        size_t n = size_t(end - begin);
-        unsigned code = level >= 0 && level <= ALOG_AUDIT ? (colors_ >> (level * 8)) & 0xFF : 0;
-        if (!code || n == 0 || n > LOG_BUFFER_SIZE) return write_all(fd_, begin, n);
-        // "\033[<SGR>m" + line + "\033[0m" + '\n', still a single write.
-        char colored[LOG_BUFFER_SIZE + 16];
-        if (begin[n - 1] == '\n') --n;
-        size_t len = size_t(snprintf(colored, 16, "\033[%xm", code));
-        memcpy(colored + len, begin, n);
-        memcpy(colored + len + n, "\033[0m\n", 5);
-        write_all(fd_, colored, len + n + 5);
+        with_color(colors_.get(level), begin, size_t(end - begin),
+                   [this](const char* p, size_t n) { write_all(fd_, p, n); });
     }
     int get_log_file_fd() override { return fd_; }
     uint64_t set_throttle(uint64_t t) override { return throttle_ = t; }
     uint64_t get_throttle() override { return throttle_; }
     void destruct() override {}  // the static stdout/stderr outputs
-    void set_level_color(int level, unsigned char code) override {
-        if (level < 0 || level > ALOG_AUDIT) return;
-        uint64_t old = colors_.load(), mask = uint64_t(0xFF) << (level * 8);
-        while (!colors_.compare_exchange_weak(old, (old & ~mask) | (uint64_t(code) << (level * 8))))
-            ;
+    int set_level_color(int level, unsigned char code) override {
+        if (colors_.set(level, code) < 0)
+            LOG_ERROR_RETURN(EINVAL, -1, "invalid level ` or colour code `", level, HEX(code));
+        return 0;
     }
 
 protected:
@@ -79,7 +110,7 @@ protected:
 
     int fd_;
     std::atomic<uint64_t> throttle_{UINT64_MAX}, window_{0}, lines_{0};
-    std::atomic<uint64_t> colors_{0};  // one SGR byte per level
+    LevelColors colors_;
 };
 
 class NullLogOutput final : public ILogOutput {
@@ -150,6 +181,117 @@ private:
     int max_files_;
     std::atomic<uint64_t> size_{0};
     std::mutex mutex_;
+};
+
+// Lines queue in memory shards and a background OS thread writes them to `out_` in batches.
+// A shard is a mutex-guarded byte string: a writer appends its (coloured) line, and wakes the
+// worker only when the shard was empty, since a non-empty shard already has a drain coming.
+class AsyncLogOutput final : public ILogOutput {
+public:
+    AsyncLogOutput(ILogOutput* out, int shards) : out_(out) {
+        for (int i = 0; i < shards; ++i) shards_.emplace_back(new Shard);
+    }
+    // false + errno if the worker thread cannot start.
+    bool start() {
+        try {
+            worker_ = std::thread(&AsyncLogOutput::run, this);
+        } catch (const std::system_error& e) {
+            errno = e.code().value() ? e.code().value() : EAGAIN;
+            return false;
+        }
+        return true;
+    }
+
+    void write(int level, const char* begin, const char* end) override {
+        thread_local uint64_t turn = 0;
+        Shard& sh = *shards_[turn++ & (shards_.size() - 1)];
+        bool was_empty = false;
+        with_color(colors_.get(level), begin, size_t(end - begin), [&](const char* p, size_t n) {
+            std::unique_lock<std::mutex> lock(sh.mutex);
+            // Full: wait for the worker (a line always fits an empty shard).
+            sh.space.wait(lock,
+                          [&] { return sh.data.empty() || sh.data.size() + n <= kShardBytes; });
+            was_empty = sh.data.empty();
+            sh.data.append(p, n);
+        });
+        if (was_empty) {
+            std::lock_guard<std::mutex> lock(wake_mutex_);
+            pending_ = true;
+            wake_.notify_one();
+        }
+    }
+    int get_log_file_fd() override { return out_->get_log_file_fd(); }
+    uint64_t set_throttle(uint64_t t) override { return out_->set_throttle(t); }
+    uint64_t get_throttle() override { return out_->get_throttle(); }
+    int set_level_color(int level, unsigned char code) override {
+        if (colors_.set(level, code) < 0)
+            LOG_ERROR_RETURN(EINVAL, -1, "invalid level ` or colour code `", level, HEX(code));
+        return 0;
+    }
+    // Flushes what was queued, stops the worker, frees this output (not out_).
+    void destruct() override {
+        {
+            std::lock_guard<std::mutex> lock(wake_mutex_);
+            stopping_ = true;
+            wake_.notify_one();
+        }
+        if (worker_.joinable()) worker_.join();
+        delete this;
+    }
+
+private:
+    static constexpr size_t kShardBytes = 1024 * 1024;
+    static constexpr size_t kBatchBytes = 64 * 1024;
+
+    struct Shard {
+        std::mutex mutex;
+        std::condition_variable space;
+        std::string data;
+    };
+
+    void run() {
+        std::string batch;
+        for (bool stop = false; !stop;) {
+            {
+                std::unique_lock<std::mutex> lock(wake_mutex_);
+                wake_.wait(lock, [&] { return pending_ || stopping_; });
+                pending_ = false;
+                stop = stopping_;  // still drain once more below
+            }
+            for (auto& sh : shards_) {
+                {
+                    std::lock_guard<std::mutex> lock(sh->mutex);
+                    batch.swap(sh->data);
+                }
+                sh->space.notify_all();
+                flush(batch);
+                batch.clear();
+            }
+        }
+    }
+
+    // Level -1: the bytes carry their colours already. Pieces end at a line end when they can.
+    void flush(const std::string& batch) {
+        const char* p = batch.data();
+        const char* end = p + batch.size();
+        while (p < end) {
+            const char* cut = end - p > (ptrdiff_t)kBatchBytes ? p + kBatchBytes : end;
+            if (cut < end) {
+                const char* nl = (const char*)memrchr(p, '\n', size_t(cut - p));
+                if (nl) cut = nl + 1;
+            }
+            out_->write(-1, p, cut);
+            p = cut;
+        }
+    }
+
+    ILogOutput* out_;
+    std::vector<std::unique_ptr<Shard>> shards_;
+    LevelColors colors_;
+    std::mutex wake_mutex_;
+    std::condition_variable wake_;
+    bool pending_ = false, stopping_ = false;  // guarded by wake_mutex_
+    std::thread worker_;
 };
 
 // Constant-initialised, trivially destructible: usable before main() and after exit().
@@ -237,6 +379,19 @@ ILogOutput* new_log_output_file(int fd, uint64_t throttle) {
     return out;
 }
 
+ILogOutput* new_async_log_output(ILogOutput* output, int num_of_queues) {
+    if (!output) LOG_ERROR_RETURN(EINVAL, nullptr, "no output to write to");
+    int shards = std::min(std::max(num_of_queues, 1), 128);
+    shards = 1 << (31 - __builtin_clz(unsigned(shards)));  // a power of two, rounded down
+    auto out = new AsyncLogOutput(output, shards);
+    if (!out->start()) {
+        int e = errno;
+        delete out;
+        LOG_ERROR_RETURN(e, nullptr, "cannot start the writer thread");
+    }
+    return out;
+}
+
 int log_output_file(const char* fn, uint64_t rotate_limit, int max_log_files, uint64_t throttle) {
     ILogOutput* out = new_log_output_file(fn, rotate_limit, max_log_files, throttle);
     if (!out) return -1;
@@ -276,10 +431,9 @@ void LogBuffer::put_integer(uint64_t x, bool negative, unsigned base, unsigned w
 }
 
 void LogBuffer::put_double(double x, const char* printf_format) {
-    size_t room = size_t(limit() - ptr_);
-    // room + 1: the terminating NUL may land in the byte kept for the newline.
-    int n = snprintf(ptr_, room + 1, printf_format, x);
-    if (n > 0) ptr_ += std::min(size_t(n), room);
+    char text[512];  // %f of 1e308 with the widest width and precision fits
+    int n = snprintf(text, sizeof(text), printf_format, x);
+    if (n > 0) put(text, std::min(size_t(n), sizeof(text) - 1));
 }
 
 LogBuffer& LogBuffer::operator<<(const FP& x) {
@@ -295,7 +449,8 @@ LogBuffer& LogBuffer::operator<<(const FP& x) {
 
 LogBuffer& LogBuffer::operator<<(const ERRNO& e) {
     char text[128];
-    return printf("errno=", e.no, '(', errno_text(strerror_r(e.no, text, sizeof(text)), text), ')');
+    int no = e.no ? e.no : errno;  // ERRNO(0): the errno of now
+    return printf("errno=", no, '(', errno_text(strerror_r(no, text, sizeof(text)), text), ')');
 }
 
 void alog_line::begin(LogBuffer& buf, int level, const char* file, int line, const char* func) {
@@ -306,14 +461,14 @@ void alog_line::begin(LogBuffer& buf, int level, const char* file, int line, con
     buf.put(names + level * 5, 5);
     buf.put("|th=", 4);
     buf << static_cast<const void*>(photon::CURRENT);
+    buf.put('|');
+    if (level == ALOG_AUDIT) return;  // audit lines carry no source position
     const char* slash = strrchr(file, '/');
-    buf.printf('|', slash ? slash + 1 : file, ':', line, '|', func, ':');
+    buf.printf(slash ? slash + 1 : file, ':', line, '|', func, ':');
 }
 
 void alog_line::finish(LogBuffer& buf, ALogLogger& logger, int level) {
-    *buf.ptr_++ = '\n';  // the byte limit() kept free
-    ILogOutput* out = logger.log_output;
-    if (out) out->write(level, buf.buf_, buf.ptr_);
+    finish(buf, logger.log_output, level);
 }
 
 const char* alog_line::put_format(LogBuffer& buf, const char* fmt, bool last) {

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -121,8 +123,10 @@ TEST_F(Alog, PrintsEveryBuiltinArgumentType) {
 TEST_F(Alog, IntegerFormattersHonourBaseWidthAndPadding) {
     LOG_INFO(HEX(255), ' ', HEX(-1), ' ', HEX(0x1f).width(6), ' ', DEC(42).width(5), ' ',
              DEC(-42).width(6).padding('0'), ' ', OCT(8), ' ', BIN(5).width(8), ' ',
-             HEX(uint8_t(0xAB)).width(1), ' ', DEC(7).width(3).padding('*'));
-    EXPECT_EQ(message(), "FF FFFFFFFF 00001F    42 -00042 10 00000101 AB **7");
+             HEX(uint8_t(0xAB)).width(1), ' ', DEC(7).width(3).padding('*'), ' ',
+             BIN(5).width(8).padding('0'));
+    // As in Photon, only HEX pads with '0' by default.
+    EXPECT_EQ(message(), "FF FFFFFFFF 00001F    42 -00042 10      101 AB **7 00000101");
 }
 
 TEST_F(Alog, ValuePrintsNameAndValue) {
@@ -177,8 +181,10 @@ TEST_F(Alog, AuditGoesToTheAuditLogger) {
     LOG_AUDIT("user ` logged in", "bob");
     default_audit_logger = saved;
     ASSERT_EQ(audit.lines.size(), 1u);
-    EXPECT_NE(audit.lines[0].find("|AUDIT|"), std::string::npos);
-    EXPECT_NE(audit.lines[0].find(":user bob logged in\n"), std::string::npos);
+    EXPECT_NE(audit.lines[0].find("|AUDIT|th="), std::string::npos);
+    // As in Photon, audit lines carry no file, line or function.
+    EXPECT_NE(audit.lines[0].find("|user bob logged in\n"), std::string::npos) << audit.lines[0];
+    EXPECT_EQ(audit.lines[0].find("alog_test.cpp"), std::string::npos);
 }
 
 TEST_F(Alog, LineHeaderHasTimestampLevelThreadFileLineAndFunction) {
@@ -402,5 +408,269 @@ TEST_F(AlogFile, FdOutputWritesColoredLinesAndKeepsThrottle) {
     close(fds[0]);
     EXPECT_EQ(std::string(buf, n > 0 ? size_t(n) : 0), "\033[31mboom\033[0m\n");
 }
+
+// Photon's API beyond the basics: other loggers, string wrappers, integer and float options.
+
+TEST_F(Alog, ShiftingIntoAnotherLoggerSendsTheLineThereUnderItsLevel) {
+    CaptureOutput other;
+    ALogLogger to_other{&other, ALOG_WARN};
+    to_other << LOG_WARN("to the other logger ", 1);
+    to_other << LOG_INFO("below the other logger's level");
+    EXPECT_TRUE(out_.lines.empty());
+    ASSERT_EQ(other.lines.size(), 1u);
+    EXPECT_NE(other.lines[0].find(":to the other logger 1\n"), std::string::npos);
+    EXPECT_EQ(other.levels[0], ALOG_WARN);
+}
+
+TEST_F(Alog, ALineIsWrittenOnceAtTheEndOfItsFullExpressionEvenWhenKept) {
+    int evaluated = 0;
+    {
+        auto kept = LOG_INFO("kept ", ++evaluated);
+        auto moved = std::move(kept);  // the moved-from builder stays silent
+        EXPECT_TRUE(out_.lines.empty());
+        EXPECT_EQ(evaluated, 0);  // arguments are evaluated when the line is written
+    }
+    ASSERT_EQ(out_.lines.size(), 1u);
+    EXPECT_EQ(message(), "kept 1");
+}
+
+TEST_F(Alog, LogStringsPrintTheirBytesIncludingNuls) {
+    const char raw[] = {'a', '\0', 'b'};
+    char named[16] = "named";
+    const char* p = "pchar";
+    LOG_INFO(ALogString(raw, 3), '|', ALogStringL("lit"), '|', ALogStringPChar(p, 2), '|', named);
+    EXPECT_EQ(message(), std::string("a\0b|lit|pc|named", 16));
+}
+
+TEST(AlogForwarding, PicksTheStringWrapperAsPhotonDoes) {
+    auto lit = alog_forwarding("as\0df");
+    static_assert(std::is_same<decltype(lit), ALogStringL>::value, "literal");
+    EXPECT_EQ(lit.size, 5u);
+    const char* cp = "as\0df";
+    auto pc = alog_forwarding(cp);
+    static_assert(std::is_same<decltype(pc), ALogStringPChar>::value, "const char*");
+    EXPECT_EQ(pc.size, 2u);
+    char arr[100] = "as\0df";
+    auto pa = alog_forwarding(arr);
+    static_assert(std::is_same<decltype(pa), ALogStringPChar>::value, "char[]");
+    EXPECT_EQ(pa.size, 2u);
+    const char* null_str = nullptr;
+    EXPECT_EQ(alog_forwarding(null_str).size, 0u);
+    int x = 7;
+    EXPECT_EQ(&alog_forwarding(x), &x);  // everything else passes through
+}
+
+TEST_F(Alog, DecimalCommasGroupThousandsWithinTheWidth) {
+    LOG_INFO(DEC(298345723731234).comma(true), ' ', DEC(2345678).comma(true).width(10), ' ',
+             DEC(678).comma(true).width(5), ' ', DEC(-1234567).comma(true), ' ', DEC(0).comma(true),
+             ' ', HEX(0x123456).comma(true));
+    EXPECT_EQ(message(), "298,345,723,731,234  2,345,678   678 -1,234,567 0 123456");
+}
+
+TEST_F(Alog, IntegerOptionsAndAccessorsFollowPhoton) {
+    LOG_INFO(HEX(0xabcdef).lower(true), ' ', HEX(uint64_t(-1)), ' ', ALogInteger(255, 4), ' ',
+             ALogInteger(-5, 10), ' ', OCT(int8_t(-1)), ' ', BIN(true));
+    EXPECT_EQ(message(), "abcdef FFFFFFFFFFFFFFFF FF -5 377 1");
+    auto x = DEC(int16_t(-3)).width(4).padding('_').comma(true).lower(true);
+    EXPECT_TRUE(x.is_signed());
+    EXPECT_EQ(x.svalue(), -3);
+    EXPECT_EQ(x.uvalue(), uint64_t(-3));
+    EXPECT_EQ(x.shift(), 10);
+    EXPECT_EQ(x.width(), 4);
+    EXPECT_EQ(x.padding(), '_');
+    EXPECT_TRUE(x.comma());
+    EXPECT_TRUE(x.lower());
+    EXPECT_EQ(HEX(1u).shift(), 4);
+    EXPECT_FALSE(HEX(1u).is_signed());
+}
+
+TEST_F(Alog, FloatOptionsTakeWidthAndPrecisionTogether) {
+    LOG_INFO(FP(3.14159).width(8, 2), '|', FP(2.5).precision(6, 1), '|', FP(1e6).scientific(true),
+             '|', FP(1.5).precision(0));
+    EXPECT_EQ(message(), "    3.14|   2.5|1.000000e+06|2");
+    auto f = FP(1.0).width(9).precision(3).padding(' ').comma(true).lower(true);
+    EXPECT_EQ(f.value(), 1.0);
+    EXPECT_EQ(f.width(), 9);
+    EXPECT_EQ(f.precision(), 3);
+    EXPECT_EQ(f.padding(), ' ');
+    EXPECT_TRUE(f.comma() && f.lower());
+    EXPECT_FALSE(f.scientific());
+}
+
+TEST_F(Alog, TuplesPrintTheirElementsInOrder) {
+    LOG_INFO(std::make_tuple(1, '-', "two", '-', 3.5), std::tuple<>());
+    EXPECT_EQ(message(), "1-two-3.5000");
+}
+
+TEST_F(Alog, ErrnoZeroPrintsTheErrnoOfThePrintAndSetWritesTheCapturedOne) {
+    errno = ENOENT;
+    LOG_INFO(ERRNO(0));
+    EXPECT_EQ(message(), "errno=" + std::to_string(ENOENT) + "(" + strerror(ENOENT) + ")");
+    ERRNO e;
+    EXPECT_EQ(e.no, ENOENT);
+    e.set(EPIPE);
+    EXPECT_EQ(errno, EPIPE);
+    ERRNO fixed(EACCES);
+    fixed.set(EBUSY);  // no captured variable: sets errno
+    EXPECT_EQ(errno, EBUSY);
+}
+
+int fail_after_cleanup() {
+    DECLARE_ERRNO_SETTER;
+    DEFER(errno = EIO);  // cleanup that clobbers errno, as close() may
+    LOG_ERROR_RETURN(EINVAL, -1, "failing");
+}
+
+int fail_without_setter() {
+    DEFER(errno = EIO);
+    LOG_ERROR_RETURN(EINVAL, -1, "failing");
+}
+
+TEST_F(Alog, DeclaredErrnoSetterOutlastsTheDefers) {
+    EXPECT_EQ(fail_after_cleanup(), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(fail_without_setter(), -1);
+    EXPECT_EQ(errno, EIO);  // without it the DEFER runs last
+    EXPECT_EQ(out_.lines.size(), 2u);
+}
+
+photon::reterr fail_retval() { LOG_ERROR_RETVAL(ENOSPC, "disk full at ", 3); }
+
+TEST_F(Alog, LogErrorRetvalReturnsTheErrorAndLogsItsText) {
+    photon::reterr e = fail_retval();
+    EXPECT_EQ(e.get_errno(), ENOSPC);
+    ASSERT_EQ(out_.lines.size(), 1u);
+    std::string expected = "|fail_retval:disk full at 3 errno=" + std::to_string(ENOSPC) + "(" +
+                           strerror(ENOSPC) + ")\n";
+    EXPECT_NE(out_.lines[0].find(expected), std::string::npos) << out_.lines[0];
+}
+
+TEST_F(Alog, GetLogFileFdAsksTheDefaultOutput) {
+    EXPECT_EQ(get_log_file_fd(), -1);
+    default_logger.log_output = log_output_stderr;
+    EXPECT_EQ(get_log_file_fd(), 2);
+}
+
+TEST(AlogColors, PresetAndClearSwitchThePalette) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    ILogOutput* out = new_log_output_file(fds[1]);
+    ASSERT_NE(out, nullptr);
+    const char line[] = "x\n";
+    out->preset_color();
+    out->write(ALOG_WARN, line, line + 2);
+    out->write(ALOG_INFO, line, line + 2);
+    out->clear_color();
+    out->write(ALOG_WARN, line, line + 2);
+    out->destruct();
+    char buf[128];
+    ssize_t n = read(fds[0], buf, sizeof(buf));
+    close(fds[0]);
+    EXPECT_EQ(std::string(buf, n > 0 ? size_t(n) : 0), "\033[33mx\033[0m\nx\nx\n");
+}
+
+TEST(AlogColors, UnknownLevelOrCodeFailsWithEinval) {
+    ALogLogger saved = default_logger;
+    default_logger.log_output = log_output_null;  // the rejection is logged
+    EXPECT_EQ(log_output_stderr->set_level_color(ALOG_AUDIT + 1, ALOG_COLOR_RED), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(log_output_stderr->set_level_color(-1, ALOG_COLOR_RED), -1);
+    EXPECT_EQ(log_output_stderr->set_level_color(ALOG_INFO, 0x42), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(log_output_stderr->set_level_color(ALOG_INFO, ALOG_COLOR_LIGHTWHITE), 0);
+    EXPECT_EQ(log_output_stderr->set_level_color(ALOG_INFO, ALOG_COLOR_NOTHING), 0);
+    default_logger = saved;
+}
+
+// Thread-safe: counts lines (a batch may hold many) and the levels they came with.
+class CountingOutput final : public ILogOutput {
+public:
+    void write(int level, const char* begin, const char* end) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        text_.append(begin, end);
+        levels_.push_back(level);
+    }
+    int get_log_file_fd() override { return 42; }
+    uint64_t set_throttle(uint64_t t) override { return throttle_ = t; }
+    uint64_t get_throttle() override { return throttle_; }
+    void destruct() override {}
+    std::string text() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return text_;
+    }
+    std::vector<int> levels() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return levels_;
+    }
+
+private:
+    std::mutex mutex_;
+    std::string text_;
+    std::vector<int> levels_;
+    uint64_t throttle_ = -1ULL;
+};
+
+TEST(AlogAsync, LinesFromManyThreadsAllArriveByDestruct) {
+    CountingOutput sink;
+    ILogOutput* async = new_async_log_output(&sink, 4);
+    ASSERT_NE(async, nullptr);
+    EXPECT_EQ(async->get_log_file_fd(), 42);
+    EXPECT_EQ(async->set_throttle(77), 77u);
+    EXPECT_EQ(sink.get_throttle(), 77u);
+    ALogLogger logger{async, ALOG_DEBUG};
+    const int kThreads = 4, kLines = 2000;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kLines; ++i) logger << LOG_INFO("async ` `", t, i);
+        });
+    for (auto& th : threads) th.join();
+    async->destruct();  // flushes
+
+    std::vector<int> seen(kThreads * kLines, 0);
+    std::istringstream in(sink.text());
+    for (std::string line; std::getline(in, line);) {
+        int t = -1, i = -1;
+        size_t at = line.find(":async ");
+        ASSERT_NE(at, std::string::npos) << line;
+        ASSERT_EQ(sscanf(line.c_str() + at, ":async %d %d", &t, &i), 2) << line;
+        ++seen.at(t * kLines + i);
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), kThreads * kLines);
+    for (int level : sink.levels()) EXPECT_EQ(level, -1);  // coloured (or not) by the async one
+}
+
+TEST(AlogAsync, ColoursAreAppliedBeforeQueueing) {
+    CountingOutput sink;
+    ILogOutput* async = new_async_log_output(&sink, 1000);  // clamped, not refused
+    ASSERT_NE(async, nullptr);
+    EXPECT_EQ(async->set_level_color(ALOG_ERROR, ALOG_COLOR_RED), 0);
+    const char line[] = "boom\n";
+    async->write(ALOG_ERROR, line, line + 5);
+    async->write(ALOG_INFO, line, line + 5);
+    async->destruct();
+    EXPECT_EQ(sink.text(), "\033[31mboom\033[0m\nboom\n");
+}
+
+TEST(AlogAsync, NoOutputIsEinval) {
+    ALogLogger saved = default_logger;
+    default_logger.log_output = log_output_null;
+    errno = 0;
+    EXPECT_EQ(new_async_log_output(nullptr), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+    default_logger = saved;
+}
+
+// Last in the file: every LOG_* below sees this prefix.
+#define ALWAYS_LOGGED std::make_tuple(ALogStringL("{always} "), VALUE(kAlwaysId), ' ')
+const int kAlwaysId = 7;
+
+TEST_F(Alog, AlwaysLoggedItemsFollowTheHeaderOfEveryLine) {
+    LOG_INFO("a ` line", "prefixed");
+    LOG_WARN(1, 2);
+    EXPECT_EQ(message(0), "{always} [kAlwaysId=7] a prefixed line");
+    EXPECT_EQ(message(1), "{always} [kAlwaysId=7] 12");
+}
+#undef ALWAYS_LOGGED
 
 }  // namespace

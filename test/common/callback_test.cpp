@@ -184,4 +184,83 @@ TEST(Callback, IsADelegateReturningInt) {
     EXPECT_EQ(cb(3), 6);
 }
 
+TEST(Delegate, ConvertsToBoolImplicitlyAsInPhoton) {
+    Delegate<int, int> bound(&twice), unbound;
+    bool b = bound;  // Photon's operator bool is not explicit
+    EXPECT_TRUE(b);
+    auto is_set = [](bool x) { return x; };
+    EXPECT_FALSE(is_set(unbound));
+}
+
+TEST(Delegate, NamesItsMemberFunctionTypesAsPhotonDoes) {
+    static_assert(std::is_same<IntDelegate::UMFunc<Counter>, int (Counter::*)(int)>::value, "UM");
+    static_assert(std::is_same<IntDelegate::UCMFunc<Counter>, int (Counter::*)(int) const>::value,
+                  "UCM");
+    static_assert(std::is_same<IntDelegate::UFunc<Counter>, int (*)(Counter*, int)>::value, "UF");
+    Counter c;
+    IntDelegate::UMFunc<Counter> mf = &Counter::add;
+    IntDelegate d(&c, mf);
+    EXPECT_EQ(d(2), 2);
+}
+
+template <typename U, ENABLE_IF_NOT_CB(U)>
+constexpr bool not_a_delegate() {
+    return true;
+}
+template <typename U, ENABLE_IF(IS_BASE_OF(Delegate_Base, U))>
+constexpr bool not_a_delegate() {
+    return false;
+}
+
+TEST(Delegate, EnableIfNotCbTellsFunctorsFromDelegates) {
+    static_assert(not_a_delegate<Counter>(), "a plain class");
+    static_assert(!not_a_delegate<IntDelegate>(), "a Delegate");
+    static_assert(!not_a_delegate<TempDelegate<int, int>>(), "derived from Delegate");
+}
+
+// Counts live instances; returns DELETE_CLOSURE on its `last` call.
+struct OneShot {
+    static int alive;
+    int calls = 0, last;
+    explicit OneShot(int n) : last(n) { ++alive; }
+    ~OneShot() { --alive; }
+    int64_t operator()(int x) { return ++calls == last ? photon::DELETE_CLOSURE : x * 10; }
+};
+int OneShot::alive = 0;
+
+TEST(Closure, DeletesItsFunctorWhenACallReturnsDeleteClosure) {
+    photon::Closure<int> c(new OneShot(2));
+    EXPECT_EQ(OneShot::alive, 1);
+    EXPECT_EQ(c(4), 40);
+    EXPECT_EQ(OneShot::alive, 1);
+    EXPECT_EQ(c(4), photon::DELETE_CLOSURE);
+    EXPECT_EQ(OneShot::alive, 0);
+}
+
+TEST(Closure, BoundOtherwiseItIsAPlainDelegate) {
+    OneShot on_stack(1);
+    photon::Closure<int> c;
+    EXPECT_FALSE(bool(c));
+    c.bind(&on_stack, &OneShot::operator());  // the base bind: nothing is deleted
+    EXPECT_EQ(c(1), photon::DELETE_CLOSURE);
+    EXPECT_EQ(OneShot::alive, 1);
+
+    int runs = 0;
+    auto task = new auto([&runs]() -> int64_t {
+        ++runs;
+        return photon::DELETE_CLOSURE;
+    });
+    photon::Closure0 c0;
+    c0.bind(task);
+    EXPECT_EQ(c0(), photon::DELETE_CLOSURE);
+    EXPECT_EQ(runs, 1);
+}
+
+TEST(Pmf, CallbackHeaderProvidesGetMemberFunctionAddress) {
+    Square sq;
+    Shape* shape = &sq;
+    auto pmf = get_member_function_address(shape, &Shape::area);
+    EXPECT_EQ(pmf.f(pmf.obj, 2), 18);  // the override, called with the adjusted this
+}
+
 }  // namespace

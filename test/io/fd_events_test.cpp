@@ -117,9 +117,9 @@ TEST_P(FdEvents, ADeadlineSpanningAnIdleWaitDoesNotOvershoot) {
     char c;
     EXPECT_EQ(1, read(p.r, &c, 1));
     EXPECT_EQ(-1, wait_for_fd_readable(p.r, left));  // nothing more comes
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::steady_clock::now() - t0)
-                  .count();
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
     EXPECT_LT(ms, 900) << "the deadline of 600 ms overshot";
     writer.join();
 }
@@ -448,6 +448,105 @@ TEST(FdEventsInit, WithoutEngineWaitsFailWithEnosys) {
     EXPECT_EQ(-1, wait_for_fd_readable(0, 1000));
     EXPECT_EQ(ENOSYS, errno);
     EXPECT_EQ(0, photon::fini());
+}
+
+// The rest of Photon's fd-events.h: engine kinds this platform lacks, the
+// epoll_ng and untyped io_uring factories, and _fd_events_init.
+
+TEST(FdEventsApi, KindsThisPlatformLacksAreEnosys) {
+    errno = 0;
+    EXPECT_EQ(nullptr, new_kqueue_master_engine());
+    EXPECT_EQ(ENOSYS, errno);
+    errno = 0;
+    EXPECT_EQ(nullptr, new_kqueue_cascading_engine());
+    EXPECT_EQ(ENOSYS, errno);
+    errno = 0;
+    EXPECT_EQ(nullptr, new_iocp_master_engine());
+    EXPECT_EQ(ENOSYS, errno);
+    errno = 0;
+    EXPECT_EQ(nullptr, new_iocp_cascading_engine());
+    EXPECT_EQ(ENOSYS, errno);
+    EXPECT_EQ(nullptr, new_select_master_engine());
+    EXPECT_EQ(nullptr, new_select_cascading_engine());
+}
+
+// Waits on a cascading engine for a pipe to become readable.
+void expect_cascading_engine_works(CascadingEventEngine* ce) {
+    ASSERT_NE(nullptr, ce);
+    pipe_fds p;
+    int tag = 0;
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ, &tag}));
+    void* data[4] = {};
+    EXPECT_EQ(0, ce->wait_for_events(data, 4, 1000));  // nothing yet: times out
+    p.put();
+    ASSERT_EQ(1, ce->wait_for_events(data, 4, kLongUs));
+    EXPECT_EQ(&tag, data[0]);
+    EXPECT_EQ(0, ce->rm_interest({p.r, EVENT_READ, &tag}));
+    delete ce;
+}
+
+TEST(FdEventsApi, EpollNgIsTheEpollEngine) {
+    MasterEventEngine* m = new_epoll_ng_master_engine();
+    ASSERT_NE(nullptr, m);
+    EXPECT_EQ(INIT_EVENT_EPOLL, m->engine_kind());
+    delete m;
+    ASSERT_EQ(0, photon::init(INIT_EVENT_EPOLL, INIT_IO_NONE));
+    expect_cascading_engine_works(new_epoll_ng_cascading_engine());
+    EXPECT_EQ(0, photon::fini());
+}
+
+TEST(FdEventsApi, UntypedIouringFactoryMakesWhatIsMasterAsks) {
+    MasterEventEngine* probe = new_iouring_master_engine();
+    if (!probe) GTEST_SKIP() << "io_uring unavailable here: " << strerror(errno);
+    delete probe;
+    iouring_args args;
+    auto m = (MasterEventEngine*)new_iouring_event_engine(args);
+    ASSERT_NE(nullptr, m);
+    EXPECT_EQ(INIT_EVENT_IOURING, m->engine_kind());
+    delete m;
+    ASSERT_EQ(0, photon::init(INIT_EVENT_EPOLL, INIT_IO_NONE));
+    args.is_master = false;
+    expect_cascading_engine_works((CascadingEventEngine*)new_iouring_event_engine(args));
+    EXPECT_EQ(0, photon::fini());
+}
+
+// Counts deletions, to see what _fd_events_init does with an engine it
+// cannot install.
+struct CountedEngine : MasterEventEngine {
+    static int deleted;
+    ~CountedEngine() override { ++deleted; }
+    int wait_for_fd(int, uint32_t, Timeout) override { return errno = ENOSYS, -1; }
+    ssize_t wait_and_fire_events(uint64_t) override { return 0; }
+    int cancel_wait() override { return 0; }
+};
+int CountedEngine::deleted = 0;
+
+TEST(FdEventsApi, FdEventsInitWithACtorInstallsOrFreesTheEngine) {
+    EXPECT_EQ(-1, _fd_events_init([] { return new CountedEngine; }));  // not a vCPU
+    EXPECT_EQ(ENOSYS, errno);
+    EXPECT_EQ(1, CountedEngine::deleted);
+    ASSERT_EQ(0, photon::init(INIT_EVENT_NONE, INIT_IO_NONE));
+    EXPECT_EQ(-1, _fd_events_init([]() -> MasterEventEngine* { return nullptr; }));
+    ASSERT_EQ(0, _fd_events_init(&new_epoll_master_engine));
+    EXPECT_EQ(INIT_EVENT_EPOLL, master_event_engine_kind());
+    EXPECT_EQ(-1, _fd_events_init([] { return new CountedEngine; }));
+    EXPECT_EQ(EALREADY, errno);
+    EXPECT_EQ(2, CountedEngine::deleted);
+    pipe_fds p;
+    p.put();
+    EXPECT_EQ(0, wait_for_fd_readable(p.r, kLongUs));  // the installed one serves
+    EXPECT_EQ(0, photon::fini());
+}
+
+TEST(FdEventsApi, PhotonStyleVcpuThenEngineThenFini) {
+    ASSERT_GE(vcpu_init(), 0);
+    ASSERT_EQ(0, fd_events_init(new_master_event_engine(INIT_EVENT_EPOLL)));
+    pipe_fds p;
+    p.put();
+    EXPECT_EQ(0, get_vcpu()->master_event_engine->wait_for_fd_readable(p.r, kLongUs));
+    EXPECT_EQ(0, fd_events_fini());
+    EXPECT_EQ(nullptr, get_vcpu()->master_event_engine);
+    EXPECT_GE(vcpu_fini(), 0);
 }
 
 }  // namespace

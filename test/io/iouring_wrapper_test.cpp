@@ -328,6 +328,33 @@ TEST_P(IouringWrapper, FiniStopsTheRingsCleanly) {
     EXPECT_EQ(ENOSYS, errno);
 }
 
+// Photon's adaptor struct takes the timeout and cascading engine too.
+TEST_P(IouringWrapper, AdaptorForwardsTimeoutAndCascadingEngine) {
+    temp_dir dir;
+    ASSERT_FALSE(dir.path.empty());
+    int fd = iouring_open((dir.path + "/a").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    CascadingEventEngine* ce = new_iouring_cascading_engine();
+    ASSERT_NE(nullptr, ce);
+    EXPECT_EQ(3, iouring::pwrite(fd, "abc", 3, 0, Timeout(kLongUs), ce));
+    char d[2] = {'d', 'e'};
+    iovec wv{d, 2};
+    EXPECT_EQ(2, iouring::pwritev(fd, &wv, 1, 3, kLongUs));
+    EXPECT_EQ(0, iouring::fsync(fd, kLongUs, ce));
+    EXPECT_EQ(0, iouring::fdatasync(fd));
+    char buf[8] = {};
+    EXPECT_EQ(5, iouring::pread(fd, buf, sizeof(buf), 0, kLongUs, ce));
+    EXPECT_STREQ("abcde", buf);
+    char x[3] = {};
+    iovec rv{x, 2};
+    EXPECT_EQ(2, iouring::preadv(fd, &rv, 1, 3, {}, ce));
+    EXPECT_STREQ("de", x);
+    EXPECT_EQ(0, iouring::close(fd, kLongUs, ce));
+    EXPECT_EQ(-1, iouring::close(fd));
+    EXPECT_EQ(EBADF, errno);
+    delete ce;
+}
+
 PHOTON_INSTANTIATE_ENGINE_TESTS(IouringWrapper);
 
 }  // namespace

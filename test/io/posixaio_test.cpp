@@ -102,4 +102,27 @@ TEST_P(Posixaio, InterruptCancelsQueuedRequestsAndWaitsForRunningOnes) {
     ::close(fd);
 }
 
+// As PhotonLibOS spells them: the calls in namespace photon, and the adaptor
+// structs' close(); libaio_fsync really syncs (Photon's returned 0 for any fd).
+TEST_P(Posixaio, PhotonQualifiedNamesAndAdaptorCloseWork) {
+    photon_test::scratch_dir dir;
+    int fd = ::open((dir / "g").c_str(), O_CREAT | O_RDWR, 0644);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(3, photon::posixaio_pwrite(fd, "xyz", 3, 0));
+    char buf[4] = {};
+    EXPECT_EQ(3, photon::posixaio::pread(fd, buf, 3, 0));
+    EXPECT_STREQ("xyz", buf);
+    EXPECT_EQ(0, photon::libaio_fsync(fd));
+    EXPECT_EQ(0, photon::libaio::fdatasync(fd));
+    EXPECT_EQ(0, photon::posixaio::close(fd));
+    EXPECT_EQ(-1, ::fcntl(fd, F_GETFD));  // closed
+    EXPECT_EQ(EBADF, errno);
+    EXPECT_EQ(-1, photon::libaio_fsync(fd));  // a real fsync: a closed fd fails
+    EXPECT_EQ(EBADF, errno);
+    EXPECT_EQ(-1, photon::libaio::close(fd));
+    EXPECT_EQ(EBADF, errno);
+    int (*init)(int) = &photon::libaio_wrapper_init;  // the same C function
+    EXPECT_EQ(init, &::libaio_wrapper_init);
+}
+
 PHOTON_INSTANTIATE_ENGINE_TESTS(Posixaio);

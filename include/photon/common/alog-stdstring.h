@@ -1,5 +1,6 @@
-// Lets LOG_* print std::string and std::string_view (and so estring / estring_view, which
-// derive from them).
+// Lets LOG_* print std::string and std::string_view, and so estring, estring_view and
+// string_key, which derive from them (PhotonLibOS overloads each by name; the result is the
+// same). Any thread, never yields.
 #pragma once
 #include <string>
 #include <string_view>

@@ -6,6 +6,14 @@
 // representation {ptr, adj}, so that a Delegate stays two pointers wide. Supported: GCC and
 // Clang on Itanium-ABI targets (Linux, BSD, macOS; x86-64, AArch64 and the other variants).
 // Not MSVC, which a static_assert reports.
+//
+// photon::Closure<ARGS...> is a Delegate over a heap functor that deletes it when a call returns
+// DELETE_CLOSURE. Including this header also provides get_member_function_address (PMF.h), as
+// PhotonLibOS's does.
+//
+// Differs from PhotonLibOS where it was a trap: a plain function R(Ts...) is called with its own
+// arguments (Photon passed the object pointer as an extra first one), fire_once() unbinds before
+// calling so the target may re-bind, and clear() forgets the object too.
 #pragma once
 #include <cassert>
 #include <cerrno>
@@ -80,6 +88,12 @@ template <typename R, typename... Ts>
 struct Delegate : Delegate_Base {
     using Func = R (*)(void*, Ts...);
     using Func0 = R (*)(Ts...);
+    template <typename U>
+    using UMFunc = R (U::*)(Ts...);  // U's member function
+    template <typename U>
+    using UCMFunc = R (U::*)(Ts...) const;  // U's const member function
+    template <typename U>
+    using UFunc = R (*)(U*, Ts...);  // a function taking U* first
 
     void* _obj = nullptr;
     Func _func = nullptr;
@@ -125,7 +139,7 @@ struct Delegate : Delegate_Base {
         _func = nullptr;
     }
 
-    explicit operator bool() const { return _func != nullptr; }
+    operator bool() const { return _func != nullptr; }
 
     R operator()(Ts... args) const { return fire(std::forward<Ts>(args)...); }
 
@@ -184,3 +198,47 @@ struct TempDelegate : Delegate<R, Ts...> {
 
 template <typename... Ts>
 using Callback = Delegate<int, Ts...>;
+
+// In a template parameter list: U is not a Delegate (so a functor, not a delegate, is bound).
+#define ENABLE_IF_NOT_CB(U) ENABLE_IF_NOT_BASE_OF(Delegate_Base, U)
+
+namespace photon {
+
+// What a Closure's functor returns to have itself deleted after the call.
+const int64_t DELETE_CLOSURE = -1234567890;
+
+// A Delegate<int64_t, ARGS...> that may own its functor: Closure(new F(...)) calls *f and
+// deletes f once a call returns DELETE_CLOSURE (so a one-shot task frees itself). Bound any
+// other way, it is a plain Delegate.
+template <typename... ARGS>
+struct Closure : public Delegate<int64_t, ARGS...> {
+    using base = Delegate<int64_t, ARGS...>;
+    using base::base;
+    using base::bind;
+
+    Closure() = default;
+    template <typename T>
+    explicit Closure(T* pfunctor) {
+        bind(pfunctor);
+    }
+
+    template <typename T>
+    void bind(T* pfunctor) {
+        this->_obj = pfunctor;
+        this->_func = [](void* task, ARGS... args) -> int64_t {
+            assert(task);
+            auto t = static_cast<T*>(task);
+            int64_t ret = (*t)(std::forward<ARGS>(args)...);
+            if (ret == DELETE_CLOSURE) delete t;
+            return ret;
+        };
+    }
+};
+
+using Closure0 = Closure<>;
+
+}  // namespace photon
+
+#if __has_include(<photon/common/PMF.h>)
+#include <photon/common/PMF.h>
+#endif

@@ -3,6 +3,11 @@
 // implementation says so) and return like their POSIX namesakes: bytes, or
 // -1 with errno. Not thread-safe: one coroutine reads and one writes at a
 // time.
+//
+// Differs from PhotonLibOS where it was a trap: readall() of a stream of exactly max_buf bytes
+// succeeds (Photon failed once the buffer was full), a failure before any byte is size -1
+// (Photon's 0 looked like an empty stream), and _and_write() does not call write() through a
+// member pointer of another type (undefined behaviour).
 #pragma once
 
 #include <sys/types.h>
@@ -44,10 +49,35 @@ public:
         struct FreeDeleter {
             void operator()(void* p) const { free(p); }
         };
-        std::unique_ptr<void, FreeDeleter> ptr;  // malloc'ed, `size` bytes used
-        ssize_t size = 0;                        // -1 with errno on error
+        std::unique_ptr<void, FreeDeleter> ptr;  // malloc'ed; holds |size| bytes
+        // Bytes read; on error (errno set) minus the bytes read before it, or -1 (ptr null)
+        // when there were none.
+        ssize_t size = 0;
     };
-    // Reads to EOF into one growing buffer (starting at min_buf, at most
-    // max_buf bytes; more data than that fails with EFBIG).
+    // Reads to EOF into one growing buffer (starting at min_buf, at most max_buf bytes; more
+    // data than that fails with ENOBUFS, keeping the max_buf bytes read).
     ReadAll readall(size_t max_buf = 1024UL * 1024 * 1024, size_t min_buf = 1024);
+
+    // Member-function pointers to pick read or write at run time: (stream->*f)(buf, n).
+    typedef ssize_t (IStream::*FuncIO)(void* buf, size_t count);
+    FuncIO _and_read() { return &IStream::read; }
+    FuncIO _and_write() { return &IStream::write_nonconst_; }
+    bool is_readf(FuncIO f) { return f == _and_read(); }
+    bool is_writef(FuncIO f) { return f == _and_write(); }
+
+    typedef ssize_t (IStream::*FuncIOV_mutable)(struct iovec* iov, int iovcnt);
+    FuncIOV_mutable _and_readv_mutable() { return &IStream::readv_mutable; }
+    FuncIOV_mutable _and_writev_mutable() { return &IStream::writev_mutable; }
+    bool is_readf(FuncIOV_mutable f) { return f == _and_readv_mutable(); }
+    bool is_writef(FuncIOV_mutable f) { return f == _and_writev_mutable(); }
+
+    typedef ssize_t (IStream::*FuncIOCV)(const struct iovec* iov, int iovcnt);
+    FuncIOCV _and_readcv() { return &IStream::readv; }
+    FuncIOCV _and_writecv() { return &IStream::writev; }
+    bool is_readf(FuncIOCV f) { return f == _and_readcv(); }
+    bool is_writef(FuncIOCV f) { return f == _and_writecv(); }
+
+private:
+    // write() with FuncIO's signature, so _and_write() needs no cast between member types.
+    ssize_t write_nonconst_(void* buf, size_t count) { return write(buf, count); }
 };

@@ -1,11 +1,18 @@
 // photon::Timeout: a deadline on photon's coarse clock `photon::now` (us).
 // Functions that take a Timeout accept plain microseconds implicitly:
 // `{}` or -1 means never, 0 means already expired. Any vCPU or OS thread may use it.
+//
+// Differs from PhotonLibOS where it was a trap: std_duration() of a never-expiring Timeout is
+// microseconds::max() whatever the clock (Photon's turned negative when now was small), and
+// the rounding of timeout_ms() and friends cannot overflow.
 #pragma once
 
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
+#include <limits>
+
+#include <photon/common/utility.h>
 
 namespace photon {
 
@@ -18,7 +25,8 @@ uint64_t __update_now();
 class Timeout {
 public:
     Timeout() = default;
-    Timeout(uint64_t x) { timeout(x); }  // NOLINT: implicit from microseconds by design
+    // Implicit from microseconds by design; 0 gives expiration() == 0, as in Photon.
+    Timeout(uint64_t x) { m_expiration = x ? deadline(x) : 0; }  // NOLINT
 
     // Re-arms to x microseconds from now (saturating); returns the expiration.
     // A finite deadline counts from a fresh clock read: `now` may lag by up to
@@ -31,10 +39,11 @@ public:
     }
     operator uint64_t() const { return timeout(); }
     uint64_t timeout_us() const { return timeout(); }
-    uint64_t timeout_ms() const { return timeout() / 1000; }
-    uint64_t timeout_MS() const { return timeout() / 1024; }
-    uint64_t timeout_s() const { return timeout() / 1000 / 1000; }
-    uint64_t timeout_S() const { return timeout() / 1024 / 1024; }
+    // Time left in other units, rounded to the nearest; MS and S divide by 1024 (fast).
+    uint64_t timeout_ms() const { return divide(timeout(), 1000); }
+    uint64_t timeout_MS() const { return divide(timeout(), 1024); }
+    uint64_t timeout_s() const { return divide(timeout(), 1000 * 1000); }
+    uint64_t timeout_S() const { return divide(timeout(), 1024 * 1024); }
     bool expired() const { return m_expiration <= clock(); }
     uint64_t expiration() const { return m_expiration; }
     uint64_t expiration(uint64_t x) { return m_expiration = x; }
@@ -48,8 +57,12 @@ public:
         if (e < m_expiration) m_expiration = e;
         return *this;
     }
-    std::chrono::microseconds std_duration() const { return std::chrono::microseconds(timeout()); }
-    explicit operator bool() const = delete;
+    // Time left; microseconds::max() for a deadline beyond its range (never).
+    std::chrono::microseconds std_duration() const {
+        using us = std::chrono::microseconds;
+        if (m_expiration > (uint64_t)std::numeric_limits<us::rep>::max()) return us::max();
+        return us(timeout());
+    }
 
     bool operator<(const Timeout& r) const { return m_expiration < r.m_expiration; }
     bool operator<=(const Timeout& r) const { return m_expiration < r.m_expiration; }  // as Photon
@@ -57,7 +70,10 @@ public:
     bool operator>=(const Timeout& r) const { return m_expiration >= r.m_expiration; }
     bool operator==(const Timeout& r) const { return m_expiration == r.m_expiration; }
 
-private:
+    explicit operator bool() const = delete;  // a Timeout is not a condition; use expired()
+
+protected:
+    static uint64_t divide(uint64_t x, uint64_t d) { return x / d + (x % d >= d - d / 2); }
     // `now` is written by several vCPUs (atomically, forward only).
     static uint64_t clock() {
         return __atomic_load_n(const_cast<const uint64_t*>(&now), __ATOMIC_RELAXED);
@@ -66,11 +82,9 @@ private:
         if (x == UINT64_MAX) return UINT64_MAX;
         return add_sat(x ? __update_now() : clock(), x);  // 0: expired on any clock
     }
-    static uint64_t add_sat(uint64_t a, uint64_t b) {
-        uint64_t r = a + b;
-        return r < a ? UINT64_MAX : r;
-    }
-    uint64_t m_expiration = UINT64_MAX;
+    static uint64_t add_sat(uint64_t a, uint64_t b) { return sat_add(a, b); }
+
+    uint64_t m_expiration = UINT64_MAX;  // time of expiration on `now`, in us
 };
 
 }  // namespace photon

@@ -1,15 +1,32 @@
 // Small language helpers shared by every photon module: scope guards (DEFER), SFINAE
-// shorthands, integer ranges, alignment and saturating arithmetic.
-// Pure computation: safe on any vCPU or OS thread, never yields.
+// shorthands, integer ranges, alignment, ownership-tagged pointers and saturating arithmetic.
+// Pure computation: safe on any vCPU or OS thread, never yields (print_stacktrace logs).
+//
+// Differs from PhotonLibOS where it was a trap:
+//  - OwnedPtr ANDed the pointer with its ownership bit, so it kept 0 or 1 instead of the
+//    pointer; here it keeps the pointer, and it is move-only (a copy deleted the object twice);
+//  - NewObj<T>(...) deletes the object if init() is never called (it leaked), and reports
+//    allocation failure from init() as nullptr + ENOMEM;
+//  - xrange() accepts empty and overshooting ranges (Photon asserted begin < end and an exact
+//    step count), round_up_to_exp2 works past 2^32, log2_round_up(1) is 0 (Photon gave 1);
+//  - ENABLE_IF is a non-type parameter (`int = 0`), so overloads that differ only in their
+//    conditions can coexist; as in Photon it goes last in a template parameter list.
 #pragma once
-#include <cassert>
+#include <assert.h>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
+#include <new>
 #include <type_traits>
 #include <utility>
 
+#include <photon/common/string_view.h>
+
 #define _unused(x) ((void)(x))
+
+template <typename... Ts>
+inline void __unused__(const Ts&...) {}
+
 #define __INLINE__ __attribute__((always_inline))
 #define __FORCE_INLINE__ __INLINE__ inline
 
@@ -17,10 +34,10 @@
 #define _CONCAT(a, b) _CONCAT_(a, b)
 
 #ifndef likely
-#define likely(x) __builtin_expect(!!(x), 1)
+constexpr bool likely(bool expr) { return __builtin_expect(expr, true); }
 #endif
 #ifndef unlikely
-#define unlikely(x) __builtin_expect(!!(x), 0)
+constexpr bool unlikely(bool expr) { return __builtin_expect(expr, false); }
 #endif
 
 // Runs a callable when it goes out of scope. Neither copyable nor movable: make_defer relies on
@@ -28,11 +45,11 @@
 template <typename F>
 class Defer {
 public:
-    explicit Defer(F fn) : fn_(std::move(fn)) {}
+    Defer(F fn) : fn_(std::move(fn)) {}
     Defer(const Defer&) = delete;
     Defer& operator=(const Defer&) = delete;
     ~Defer() { fn_(); }
-    explicit operator bool() const { return true; }  // lets WITH_Release put it in an `if`
+    operator bool() const { return true; }  // lets WITH_Release put it in an `if`
 
 private:
     F fn_;
@@ -45,7 +62,7 @@ Defer<F> make_defer(F fn) {
 
 // DEFER(stmt): run `stmt` (captured by reference) at scope exit; guards fire in reverse order.
 // At most one DEFER per source line.
-#define DEFER(...) auto _CONCAT(photon_defer_, __LINE__) = make_defer([&]() { __VA_ARGS__; })
+#define DEFER(...) auto _CONCAT(__defer__, __LINE__) = make_defer([&]() { __VA_ARGS__; })
 
 // WITH(auto x = acquire()) { ... }: scope `x` to the block (RAII types release themselves).
 #define WITH(...) if (__VA_ARGS__)
@@ -53,6 +70,63 @@ Defer<F> make_defer(F fn) {
 #define WITH_Release(init_expr, release_expr) \
     if (init_expr)                            \
         if (DEFER(release_expr))
+
+// auto obj = NewObj<T>(ctor args...)->init(init args...): T* when T::init() returns 0 (or
+// false), else nullptr with the object deleted. One init() per NewObj.
+template <typename T>
+class NewObj {
+public:
+    template <typename... Ts>
+    explicit NewObj(Ts&&... xs) : obj_(new (std::nothrow) T(std::forward<Ts>(xs)...)) {}
+    NewObj(const NewObj&) = delete;
+    NewObj& operator=(const NewObj&) = delete;
+    ~NewObj() { delete obj_; }  // init() was never called
+
+    template <typename... Ts>
+    T* init(Ts&&... xs) const {
+        T* obj = obj_;
+        obj_ = nullptr;
+        if (!obj) {
+            errno = ENOMEM;
+            return nullptr;
+        }
+        if (!obj->init(std::forward<Ts>(xs)...)) return obj;
+        delete obj;
+        return nullptr;
+    }
+    const NewObj* operator->() const { return this; }
+    NewObj* operator->() { return this; }
+
+private:
+    mutable T* obj_;
+};
+
+// A [begin, end) view of a plain array, for range-for.
+template <typename T>
+struct ptr_array_t {
+    T* pbegin;
+    T* pend;
+    T* begin() { return pbegin; }
+    T* end() { return pend; }
+    T& front() { return pbegin[0]; }
+    T& back() { return pend[-1]; }
+};
+
+template <typename T>
+ptr_array_t<T> ptr_array(T* pbegin, size_t n) {
+    return {pbegin, pbegin + n};
+}
+
+template <typename T, size_t N>
+constexpr size_t LEN(T (&)[N]) {
+    return N;
+}
+
+template <typename T>
+struct is_function_pointer {
+    static const bool value =
+        std::is_pointer<T>::value && std::is_function<typename std::remove_pointer<T>::type>::value;
+};
 
 // template <typename T, ENABLE_IF(cond)>: overloads with different conditions may coexist.
 #define ENABLE_IF(...) typename std::enable_if<(__VA_ARGS__), int>::type = 0
@@ -66,29 +140,7 @@ Defer<F> make_defer(F fn) {
 #define ENABLE_IF_POINTER(T) ENABLE_IF(IS_POINTER(T))
 #define ENABLE_IF_NOT_POINTER(T) ENABLE_IF(!IS_POINTER(T))
 
-template <typename T, size_t N>
-constexpr size_t LEN(T (&)[N]) {
-    return N;
-}
-
-// Alignment must be a power of two.
-template <typename T, typename A>
-constexpr T align_down(T x, A alignment) {
-    return x & ~static_cast<T>(alignment - 1);
-}
-
-template <typename T, typename A>
-constexpr T align_up(T x, A alignment) {
-    return align_down(static_cast<T>(x + static_cast<T>(alignment - 1)), alignment);
-}
-
-template <typename T>
-void safe_delete(T*& p) {
-    delete p;
-    p = nullptr;
-}
-
-// Powers of two, as PhotonLibOS names them. is_power_of_2(0) is true there too.
+// Powers of two. is_power_of_2(0) is true, as in PhotonLibOS.
 inline constexpr bool is_power_of_2(uint64_t x) { return (x & (x - 1)) == 0; }
 // floor(log2(x)); x > 0.
 inline constexpr uint8_t log2_truncate(size_t x) { return (uint8_t)(63 - __builtin_clzll(x | 1)); }
@@ -96,7 +148,7 @@ inline constexpr uint8_t log2_truncate(size_t x) { return (uint8_t)(63 - __built
 inline constexpr uint8_t log2_round(size_t x) {
     return (uint8_t)(log2_truncate(x) + (x > 1 && (x >> (log2_truncate(x) - 1) & 1)));
 }
-// ceil(log2(x)); 0 for x <= 1 (PhotonLibOS gave 1 for x == 1).
+// ceil(log2(x)); 0 for x <= 1.
 inline constexpr uint8_t log2_round_up(size_t x) {
     return x <= 1 ? 0 : (uint8_t)(log2_truncate(x - 1) + 1);
 }
@@ -104,45 +156,118 @@ inline constexpr uint8_t log2_round_up(size_t x) {
 inline constexpr size_t round_up_to_exp2(size_t x) { return size_t(1) << log2_round_up(x); }
 
 // Python-style half-open integer range: for (auto i : xrange(10)), xrange(2, 8), xrange(8, 2, -2).
-template <typename Int>
+template <typename INT>
 struct xrange_t {
-    Int begin_, end_;
-    int64_t step_;
+    const INT _begin, _end;
+    const int64_t _step;
 
     struct iterator {
-        Int i;
-        const xrange_t* range;
-        Int operator*() const { return i; }
+        INT i;
+        const xrange_t* _xrange;
+        INT operator*() const { return i; }
         iterator& operator++() {
-            i = static_cast<Int>(i + range->step_);
+            i = static_cast<INT>(i + _xrange->_step);
             return *this;
         }
-        // Range-for only asks "not done yet?"; answering it this way stops steps that overshoot.
+        // Range-for asks only "not done yet?"; answering by position stops steps that overshoot.
         bool operator!=(const iterator&) const {
-            return range->step_ > 0 ? i < range->end_ : i > range->end_;
+            return _xrange->_step > 0 ? i < _xrange->_end : i > _xrange->_end;
         }
+        bool operator==(const iterator& rhs) const { return !(*this != rhs); }
     };
-    iterator begin() const { return {begin_, this}; }
-    iterator end() const { return {end_, this}; }
+    iterator begin() const { return {_begin, this}; }
+    iterator end() const { return {_end, this}; }
 };
 
-template <typename Int, ENABLE_IF(std::is_integral<Int>::value)>
-xrange_t<Int> xrange(Int begin, Int end, int64_t step = 1) {
-    return {begin, end, step};
+template <typename T>
+inline xrange_t<T> xrange(T begin, T end, int64_t step = 1) {
+    static_assert(std::is_integral<T>::value, "xrange needs an integer type");
+    return xrange_t<T>{begin, end, step};
 }
 
-template <typename Int, ENABLE_IF(std::is_integral<Int>::value)>
-xrange_t<Int> xrange(Int end) {
-    return {0, end, 1};
+template <typename T>
+inline xrange_t<T> xrange(T end) {
+    return xrange<T>(0, end);
 }
+
+// Runs the loop body N times, with `i` counting down from N to 1.
+#define FOR_LOOP(N) for (auto i = N; i; --i)
+
+// Alignment must be a power of two.
+inline constexpr uint64_t align_down(uint64_t x, uint64_t alignment) {
+    return x & ~(alignment - 1);
+}
+
+inline constexpr uint64_t align_up(uint64_t x, uint64_t alignment) {
+    return align_down(x + alignment - 1, alignment);
+}
+
+template <typename T>
+inline T* align_ptr(T* p, uint64_t alignment) {
+    return (T*)align_up((uint64_t)p, alignment);
+}
+
+// A char* `name` to `size` bytes aligned to `alignment`, in a stack buffer.
+#define ALIGNED_MEM(name, size, alignment)  \
+    char __buf##name[(size) + (alignment)]; \
+    char* name = align_ptr(__buf##name, alignment);
+
+#define ALIGNED_MEM4K(buf, size) ALIGNED_MEM(buf, size, 4096)
+
+template <typename T>
+void safe_delete(T*& obj) {
+    delete obj;
+    obj = nullptr;
+}
+
+// A pointer plus an ownership bit kept in its lowest bit (objects are at least 2-aligned).
+class OwnedPtr_Base {
+protected:
+    void* m_ptr;
+    const static uint64_t mask = 1;
+    OwnedPtr_Base(void* ptr, bool ownership) {
+        assert(((uint64_t)ptr & mask) == 0);
+        m_ptr = (void*)((uint64_t)ptr | (uint64_t)ownership);
+    }
+    void* get() { return (void*)((uint64_t)m_ptr & ~mask); }
+    bool owned() { return (uint64_t)m_ptr & mask; }
+};
+
+// Deletes the object at destruction if constructed with ownership. Move-only.
+template <typename T>
+class OwnedPtr : OwnedPtr_Base {
+public:
+    OwnedPtr(T* ptr, bool ownership) : OwnedPtr_Base(ptr, ownership) {}
+    OwnedPtr(const OwnedPtr&) = delete;
+    OwnedPtr& operator=(const OwnedPtr&) = delete;
+    OwnedPtr(OwnedPtr&& rhs) : OwnedPtr_Base(nullptr, false) { std::swap(m_ptr, rhs.m_ptr); }
+    ~OwnedPtr() {
+        if (owned()) delete (T*)get();
+    }
+    T* operator->() { return (T*)get(); }
+    operator T*() { return (T*)get(); }
+};
+
+// Compares dotted numeric versions ("5.15.2"): result < 0, 0 or > 0 as a is older, equal or
+// newer (numerically per component; with an equal prefix, more components is newer). 0, or -1
+// with EINVAL if a component is empty or not all digits.
+int version_compare(std::string_view a, std::string_view b, int& result);
+// version_compare of the running kernel's release (its leading "x.y.z") against dst.
+int kernel_version_compare(std::string_view dst, int& result);
+// Logs the caller's stack (up to 16 frames) at ALOG_DEBUG.
+void print_stacktrace();
 
 namespace photon {
 
-inline uint64_t sat_add(uint64_t a, uint64_t b) {
+// Saturating addition, no upward overflow
+__attribute__((always_inline)) inline uint64_t sat_add(uint64_t x, uint64_t y) {
     uint64_t sum;
-    return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+    return __builtin_add_overflow(x, y, &sum) ? UINT64_MAX : sum;
 }
 
-inline uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+// Saturating subtraction, no downward overflow
+__attribute__((always_inline)) inline uint64_t sat_sub(uint64_t x, uint64_t y) {
+    return x > y ? x - y : 0;
+}
 
 }  // namespace photon

@@ -42,8 +42,27 @@ int posixaio_fdatasync(int fd);
 
 namespace photon {
 
-// Adaptors for templates over I/O engines. libaio has no fsync of its own:
-// its fsync/fdatasync run on the posixaio helpers.
+// PhotonLibOS declares these in namespace photon (C linkage, so the symbols
+// are the same): photon::libaio_pread and the plain name both work.
+using ::libaio_pread;
+using ::libaio_preadv;
+using ::libaio_pwrite;
+using ::libaio_pwritev;
+using ::libaio_wrapper_fini;
+using ::libaio_wrapper_init;
+using ::posixaio_fdatasync;
+using ::posixaio_fsync;
+using ::posixaio_pread;
+using ::posixaio_preadv;
+using ::posixaio_pwrite;
+using ::posixaio_pwritev;
+
+// libaio has no fsync of its own: this one runs fsync(2) on the posixaio
+// helpers (Photon's returned 0 without syncing anything).
+inline int libaio_fsync(int fd) { return posixaio_fsync(fd); }
+
+// Adaptors for templates over I/O engines. libaio's fsync/fdatasync run on
+// the posixaio helpers; close() is close(2).
 struct libaio {
     static ssize_t pread(int fd, void* buf, size_t count, off_t offset) {
         return libaio_pread(fd, buf, count, offset);
@@ -59,6 +78,7 @@ struct libaio {
     }
     static int fsync(int fd) { return posixaio_fsync(fd); }
     static int fdatasync(int fd) { return posixaio_fdatasync(fd); }
+    static int close(int fd) { return ::close(fd); }
 };
 
 struct posixaio {
@@ -76,6 +96,7 @@ struct posixaio {
     }
     static int fsync(int fd) { return posixaio_fsync(fd); }
     static int fdatasync(int fd) { return posixaio_fdatasync(fd); }
+    static int close(int fd) { return ::close(fd); }
 };
 
 }  // namespace photon

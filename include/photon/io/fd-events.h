@@ -133,8 +133,26 @@ MasterEventEngine* new_epoll_master_engine();
 CascadingEventEngine* new_epoll_cascading_engine();
 MasterEventEngine* new_iouring_master_engine(const iouring_args& args = {});
 CascadingEventEngine* new_iouring_cascading_engine(const iouring_args& args = {});
+// Photon's untyped form: a master engine (as MasterEventEngine*) if
+// args.is_master, else a cascading one (as CascadingEventEngine*), each
+// converted to void*; cast it back to that same type.
+inline void* new_iouring_event_engine(iouring_args args = {}) {
+    if (args.is_master) return static_cast<void*>(new_iouring_master_engine(args));
+    return static_cast<void*>(new_iouring_cascading_engine(args));
+}
+// epoll_ng (Photon's second epoll engine) is the epoll engine here, which
+// already waits edge-triggered where asked. select, kqueue and iocp are not
+// available on Linux: nullptr with ENOSYS.
+inline MasterEventEngine* new_epoll_ng_master_engine() { return new_epoll_master_engine(); }
+inline CascadingEventEngine* new_epoll_ng_cascading_engine() {
+    return new_epoll_cascading_engine();
+}
 inline MasterEventEngine* new_select_master_engine() { return errno = ENOSYS, nullptr; }
 inline CascadingEventEngine* new_select_cascading_engine() { return errno = ENOSYS, nullptr; }
+inline MasterEventEngine* new_kqueue_master_engine() { return errno = ENOSYS, nullptr; }
+inline CascadingEventEngine* new_kqueue_cascading_engine() { return errno = ENOSYS, nullptr; }
+inline MasterEventEngine* new_iocp_master_engine() { return errno = ENOSYS, nullptr; }
+inline CascadingEventEngine* new_iocp_cascading_engine() { return errno = ENOSYS, nullptr; }
 inline CascadingEventEngine* new_default_cascading_engine() { return new_epoll_cascading_engine(); }
 
 // The engine photon::init would pick for `event_engine` (INIT_EVENT_* bits:
@@ -150,6 +168,19 @@ MasterEventEngine* new_master_event_engine(uint64_t event_engine,
 int fd_events_init(MasterEventEngine* engine);
 int fd_events_init(uint64_t event_engine, const PhotonOptions& options = {});
 int fd_events_fini();
+
+// Installs the engine new_engine() makes, as fd_events_init(engine); -1 if
+// it makes none (its errno).
+template <typename Ctor>
+inline int _fd_events_init(Ctor new_engine) {
+    MasterEventEngine* e = new_engine();
+    if (!e) return -1;
+    if (fd_events_init(e) == 0) return 0;
+    int err = errno;
+    delete e;  // not installed: nobody else owns it
+    errno = err;
+    return -1;
+}
 
 // The kind of this vCPU's master engine (engine_kind()); INIT_EVENT_NONE if
 // it has none.

@@ -95,21 +95,31 @@ bool iouring_register_files_enabled();
 
 // An adaptor for templates over I/O engines (as `photon::iouring` in Photon).
 struct iouring {
-    static ssize_t pread(int fd, void* buf, size_t count, off_t offset) {
-        return iouring_pread(fd, buf, count, offset);
+    static ssize_t pread(int fd, void* buf, size_t count, off_t offset, Timeout timeout = {},
+                         CascadingEventEngine* ce = nullptr) {
+        return iouring_pread(fd, buf, count, offset, 0, timeout, ce);
     }
-    static ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) {
-        return iouring_pwrite(fd, buf, count, offset);
+    static ssize_t preadv(int fd, const iovec* iov, int iovcnt, off_t offset, Timeout timeout = {},
+                          CascadingEventEngine* ce = nullptr) {
+        return iouring_preadv(fd, iov, iovcnt, offset, 0, timeout, ce);
     }
-    static ssize_t preadv(int fd, const iovec* iov, int iovcnt, off_t offset) {
-        return iouring_preadv(fd, iov, iovcnt, offset);
+    static ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset, Timeout timeout = {},
+                          CascadingEventEngine* ce = nullptr) {
+        return iouring_pwrite(fd, buf, count, offset, 0, timeout, ce);
     }
-    static ssize_t pwritev(int fd, const iovec* iov, int iovcnt, off_t offset) {
-        return iouring_pwritev(fd, iov, iovcnt, offset);
+    static ssize_t pwritev(int fd, const iovec* iov, int iovcnt, off_t offset, Timeout timeout = {},
+                           CascadingEventEngine* ce = nullptr) {
+        return iouring_pwritev(fd, iov, iovcnt, offset, 0, timeout, ce);
     }
-    static int fsync(int fd) { return iouring_fsync(fd); }
-    static int fdatasync(int fd) { return iouring_fdatasync(fd); }
-    static int close(int fd) { return iouring_close(fd); }
+    static int fsync(int fd, Timeout timeout = {}, CascadingEventEngine* ce = nullptr) {
+        return iouring_fsync(fd, timeout, ce);
+    }
+    static int fdatasync(int fd, Timeout timeout = {}, CascadingEventEngine* ce = nullptr) {
+        return iouring_fdatasync(fd, timeout, ce);
+    }
+    static int close(int fd, Timeout timeout = {}, CascadingEventEngine* ce = nullptr) {
+        return iouring_close(fd, timeout, ce);
+    }
 };
 
 }  // namespace photon
