@@ -95,3 +95,17 @@ LogBuffer& operator<<(LogBuffer& log, const EndPoint& ep) {
 
 }  // namespace net
 }  // namespace photon
+
+// libc's structs print as IPAddr / EndPoint do (a v4-mapped in6_addr as IPv4).
+LogBuffer& operator<<(LogBuffer& log, const in_addr& iaddr) {
+    return log << photon::net::IPAddr(iaddr);
+}
+LogBuffer& operator<<(LogBuffer& log, const in6_addr& iaddr) {
+    return log << photon::net::IPAddr(iaddr);
+}
+LogBuffer& operator<<(LogBuffer& log, const sockaddr_in& addr) {
+    return log << photon::net::EndPoint(photon::net::IPAddr(addr.sin_addr), ntohs(addr.sin_port));
+}
+LogBuffer& operator<<(LogBuffer& log, const sockaddr_in6& addr) {
+    return log << photon::net::EndPoint(photon::net::IPAddr(addr.sin6_addr), ntohs(addr.sin6_port));
+}

@@ -5,6 +5,10 @@
 
 #include <sys/socket.h>
 
+#ifndef AF_SMC
+#define AF_SMC 43  // Linux >= 4.11; older libcs lack the name
+#endif
+
 #include <string>
 #include <vector>
 
@@ -128,7 +132,7 @@ public:
 private:
     ISocketStream* finish(int fd, const sockaddr* addr, socklen_t len);
 
-    int family_;  // AF_INET (v4 or v6 by address) or AF_UNIX
+    int family_;  // AF_INET (v4 or v6 by address), AF_SMC (likewise) or AF_UNIX
     stream_factory make_;
     std::vector<IPAddr> bind_ips_;
     sockopt_list opts_;

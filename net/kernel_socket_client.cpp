@@ -68,7 +68,9 @@ ISocketStream* KernelSocketClient::finish(int fd, const sockaddr* addr, socklen_
 ISocketStream* KernelSocketClient::connect(const EndPoint& remote, const EndPoint* local) {
     if (family_ == AF_UNIX) LOG_ERROR_RETURN(EINVAL, nullptr, "a unix-domain client takes a path");
     int family = remote.is_ipv4() ? AF_INET : AF_INET6;
-    int fd = net::socket(family, SOCK_STREAM, 0);
+    // AF_SMC picks the IP version by protocol: SMCPROTO_SMC (0) / SMC6 (1).
+    int fd = family_ == AF_SMC ? net::socket(AF_SMC, SOCK_STREAM, family == AF_INET6)
+                               : net::socket(family, SOCK_STREAM, 0);
     if (fd < 0) LOG_ERRNO_RETURN(0, nullptr, "socket() failed");
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

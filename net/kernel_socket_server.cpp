@@ -31,7 +31,8 @@ KernelSocketServer::~KernelSocketServer() {
 
 int KernelSocketServer::make_socket(int family) {
     if (fd_ >= 0) LOG_ERROR_RETURN(EALREADY, -1, "server socket is bound already");
-    fd_ = net::socket(family, SOCK_STREAM, 0);
+    fd_ = family_ == AF_SMC ? net::socket(AF_SMC, SOCK_STREAM, family == AF_INET6)
+                            : net::socket(family, SOCK_STREAM, 0);
     if (fd_ < 0) LOG_ERRNO_RETURN(0, -1, "socket() failed");
     if (family != AF_UNIX) {
         int one = 1;

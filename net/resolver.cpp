@@ -6,6 +6,7 @@
 // resolve_within, by the caller's deadline.
 #include <photon/net/utils.h>
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,11 +36,17 @@ public:
         return addrs->front();
     }
 
-    void resolve(std::string_view host, Delegate<void, IPAddr> func) override {
+    // Filters the cached addresses at each call (Photon filtered only the
+    // lookup that filled the cache, so a cached answer ignored the filter).
+    IPAddr resolve_filter(std::string_view host, Delegate<bool, IPAddr> filter) override {
         const std::vector<IPAddr>* addrs = lookup(host, Timeout());
-        if (!addrs) return;
-        std::vector<IPAddr> copy(*addrs);  // func may call back into us
-        for (auto& ip : copy) func(ip);
+        if (!addrs) return IPAddr();
+        std::vector<IPAddr> copy(*addrs);  // filter may call back into us
+        std::stable_partition(copy.begin(), copy.end(),
+                              [](const IPAddr& ip) { return ip.is_ipv4(); });
+        for (auto& ip : copy)
+            if (!filter || filter(ip)) return ip;
+        LOG_ERROR_RETURN(ENOENT, IPAddr(), "no address of ` passes the filter", host);
     }
 
     void discard_cache(std::string_view host, IPAddr ip) override {

@@ -1,4 +1,6 @@
 // The factories of the kernel-socket flavours over the event engine.
+#include <photon/common/alog.h>
+
 #include "kernel_socket.h"
 
 namespace photon {
@@ -26,4 +28,16 @@ extern "C" ISocketClient* new_uds_client() {
 }
 extern "C" ISocketServer* new_uds_server(bool autoremove) {
     return new KernelSocketServer(AF_UNIX, &make_kernel_stream, autoremove);
+}
+extern "C" ISocketClient* new_smc_socket_client() {
+    return new KernelSocketClient(AF_SMC, &make_kernel_stream);
+}
+extern "C" ISocketServer* new_smc_socket_server() {
+    return new KernelSocketServer(AF_SMC, &make_kernel_stream);
+}
+extern "C" ISocketClient* new_fstack_dpdk_socket_client() {
+    LOG_ERROR_RETURN(ENOSYS, nullptr, "photon is built without F-Stack (DPDK)");
+}
+extern "C" ISocketServer* new_fstack_dpdk_socket_server() {
+    LOG_ERROR_RETURN(ENOSYS, nullptr, "photon is built without F-Stack (DPDK)");
 }

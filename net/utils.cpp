@@ -5,9 +5,11 @@
 
 #include <netdb.h>
 #include <pthread.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -89,17 +91,33 @@ void* nb_lookup_run(void* arg) {
 }
 }  // namespace
 
-int gethostbyname(std::string_view name, std::vector<IPAddr>& ret) {
-    int n = lookup(std::string(name), ret);
-    if (n < 0) LOG_ERRNO_RETURN(0, -1, "cannot resolve `", name);
+int _gethostbyname(std::string_view name, TempDelegate<int, IPAddr> append_op) {
+    if (name.empty()) LOG_ERROR_RETURN(EINVAL, -1, "cannot resolve an empty name");
+    std::vector<IPAddr> all;
+    if (lookup(std::string(name), all) < 0) LOG_ERRNO_RETURN(0, -1, "cannot resolve `", name);
+    int n = 0;
+    for (auto& ip : all) {
+        if (append_op(ip) < 0) break;
+        n++;
+    }
     return n;
 }
 
+int gethostbyname(std::string_view name, std::vector<IPAddr>& ret) {
+    ret.clear();
+    return _gethostbyname(name, [&](IPAddr ip) {
+        ret.push_back(ip);
+        return 0;
+    });
+}
+
 int gethostbyname(std::string_view name, IPAddr* buf, size_t bufsize) {
-    std::vector<IPAddr> all;
-    int n = gethostbyname(name, all);
-    for (size_t i = 0; n > 0 && i < bufsize && i < all.size(); i++) buf[i] = all[i];
-    return n;
+    size_t i = 0;
+    return _gethostbyname(name, [&](IPAddr ip) {
+        if (i >= bufsize) return -1;
+        buf[i++] = ip;
+        return 0;
+    });
 }
 
 IPAddr gethostbyname(std::string_view name) {
@@ -122,10 +140,11 @@ int gethostbyname_nb(std::string_view name, std::vector<IPAddr>& ret, Timeout ti
         delete arg;
         LOG_ERROR_RETURN(e, -1, "no helper thread to resolve `", name);
     }
+    ret.clear();
     if (job->done.wait_interruptible(1, timeout) < 0)
         LOG_ERRNO_RETURN(0, -1, "resolving ` given up", name);
     if (job->result < 0) LOG_ERROR_RETURN(job->err, -1, "cannot resolve `", name);
-    ret.insert(ret.end(), job->addrs.begin(), job->addrs.end());
+    ret.swap(job->addrs);
     return job->result;
 }
 
@@ -153,7 +172,7 @@ IPAddr gethostbypeer(std::string_view domain) {
 
 int parse_address_list(std::string_view s, std::vector<EndPoint>* addrs, uint16_t default_port) {
     if (!addrs) LOG_ERROR_RETURN(EINVAL, -1, "parse_address_list: no output vector");
-    std::vector<EndPoint> found;
+    addrs->clear();
     constexpr std::string_view kSeparators = ",; \t\r\n";
     while (!s.empty()) {
         size_t start = s.find_first_not_of(kSeparators);
@@ -162,13 +181,88 @@ int parse_address_list(std::string_view s, std::vector<EndPoint>* addrs, uint16_
         size_t end = s.find_first_of(kSeparators);
         std::string_view item = s.substr(0, end);
         EndPoint ep = EndPoint::parse(item, default_port);
-        if (ep.addr.undefined() && item.substr(0, 7) != "0.0.0.0")
+        if (ep.addr.undefined() && item.substr(0, 7) != "0.0.0.0") {
+            addrs->clear();
             LOG_ERROR_RETURN(EINVAL, -1, "not an address: `", item);
-        found.push_back(ep);
+        }
+        addrs->push_back(ep);
         s.remove_prefix(item.size());
     }
-    addrs->insert(addrs->end(), found.begin(), found.end());
-    return (int)found.size();
+    return 0;
+}
+
+// ---- Base64 ----------------------------------------------------------------
+
+namespace {
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// The 6-bit value of a Base64 character, -1 for others ('=' included).
+int b64_value(unsigned char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+}  // namespace
+
+void Base64Encode(std::string_view in, std::string& out) {
+    out.clear();
+    out.reserve((in.size() + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 3 <= in.size(); i += 3) {
+        uint32_t v = (uint8_t)in[i] << 16 | (uint8_t)in[i + 1] << 8 | (uint8_t)in[i + 2];
+        out += kB64[v >> 18];
+        out += kB64[(v >> 12) & 63];
+        out += kB64[(v >> 6) & 63];
+        out += kB64[v & 63];
+    }
+    size_t rest = in.size() - i;  // 0, 1 or 2 bytes: 2 or 3 characters and padding
+    if (rest == 0) return;
+    uint32_t v = (uint8_t)in[i] << 16 | (rest == 2 ? (uint8_t)in[i + 1] << 8 : 0);
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += rest == 2 ? kB64[(v >> 6) & 63] : '=';
+    out += '=';
+}
+
+bool Base64Decode(std::string_view in, std::string& out) {
+    out.clear();
+    if (in.empty() || in.size() % 4 != 0) return false;
+    size_t pad = in.back() == '=' ? (in[in.size() - 2] == '=' ? 2 : 1) : 0;
+    out.reserve(in.size() / 4 * 3);
+    for (size_t i = 0; i < in.size(); i += 4) {
+        bool last = i + 4 == in.size();
+        uint32_t v = 0;
+        for (size_t k = 0; k < 4; k++) {
+            int d = (last && k >= 4 - pad) ? 0 : b64_value(in[i + k]);
+            if (d < 0) return false;  // also '=' anywhere but the end
+            v = v << 6 | (uint32_t)d;
+        }
+        out += (char)(v >> 16);
+        if (!last || pad < 2) out += (char)(v >> 8);
+        if (!last || pad < 1) out += (char)v;
+    }
+    return true;
+}
+
+bool zerocopy_available() {
+    static const bool ok = [] {
+        struct utsname u;
+        unsigned major = 0, minor = 0;
+        if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2) return false;
+        return major > 4 || (major == 4 && minor >= 15);
+    }();
+    return ok;
+}
+
+// ---- Resolver --------------------------------------------------------------
+
+IPAddr Resolver::resolve_filter(std::string_view host, Delegate<bool, IPAddr> filter) {
+    IPAddr ip = resolve(host);
+    if (ip.undefined() || !filter || filter(ip)) return ip;
+    LOG_ERROR_RETURN(ENOENT, IPAddr(), "no address of ` passes the filter", host);
 }
 
 }  // namespace net

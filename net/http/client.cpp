@@ -164,6 +164,15 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     t.secure = u.secure();
     t.uds_path = op->uds_path;
     t.proxy = proxy_for(op);
+    // The proxy's credentials go with a forwarded request (a tunnel's
+    // CONNECT carries its own), for this round only: a redirect may lead
+    // into a tunnel or away from the proxy.
+    bool added_auth = false;
+    if (t.proxy && !t.secure && !req.headers.has("Proxy-Authorization")) {
+        std::string auth = proxy_authorization(*t.proxy);
+        if (!auth.empty() && req.headers.insert("Proxy-Authorization", auth) < 0) return Step::Fail;
+        added_auth = !auth.empty();
+    }
     // An upgrade may be taken over (take_connection()): a pooled stream
     // would go back to the pool when its new owner deletes it.
     c->own = list_has_token(req.headers["Connection"], "upgrade");
@@ -171,6 +180,7 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     ISocketStream* s = c->own ? dialer_.dial(t, m_bind_ips, deadline)
                               : dialer_.get(t, m_bind_ips, deadline, &c->reused);
     if (!s) {
+        if (added_auth) req.headers.erase("Proxy-Authorization");
         if (deadline.expired()) errno = ETIMEDOUT;
         return Step::Fail;
     }
@@ -187,7 +197,9 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     Headers keep(std::move(req.headers));  // binding to the connection clears them
     req.reset(nullptr, &c->bounded);
     req.headers = std::move(keep);
-    if (req.send_header() < 0 || send_body(op, body) < 0 || req.send() < 0) {
+    int head = req.send_header();
+    if (added_auth) req.headers.erase("Proxy-Authorization");
+    if (head < 0 || send_body(op, body) < 0 || req.send() < 0) {
         bool nothing_sent = c->bounded.sent == 0;
         return failed(
             op, c->reused && dead_connection(errno) && (nothing_sent ? resendable : replayable));
@@ -252,8 +264,8 @@ int ClientImpl::call(Operation* op) {
     op->status_code = -1;
     Request& req = op->req;
     // A target in absolute form (a proxy's director sets one) names the URL.
-    if (req.url().empty() && (req.target().empty() || req.target()[0] == '/' ||
-                              req.redirect(req.verb(), req.target(), false) < 0)) {
+    if (!req.url().is_absolute() && (req.target().empty() || req.target()[0] == '/' ||
+                                     req.redirect(req.verb(), req.target(), false) < 0)) {
         errno = EINVAL;
         return -1;
     }
@@ -344,12 +356,12 @@ ISocketStream* Client::Operation::take_connection(std::string* leftover) {
 
 int Client::Operation::set_url(std::string_view url) {
     URL u;
-    if (u.from_string(url) < 0) return -1;
+    if (!u.from_string(url)) return -1;
     return req.redirect(req.verb(), url, enable_proxy);
 }
 
 int Client::Operation::set_proxy(std::string_view proxy) {
-    if (proxy_.from_string(proxy) < 0) return -1;
+    if (!proxy_.from_string(proxy)) return -1;
     enable_proxy = true;
     return 0;
 }

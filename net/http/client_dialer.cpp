@@ -7,6 +7,7 @@
 #include <photon/common/alog.h>
 #include <photon/net/http/message.h>
 #include <photon/net/security-context/tls-stream.h>
+#include <photon/net/utils.h>
 #include <photon/thread/thread.h>
 
 #include "client_internal.h"
@@ -36,6 +37,7 @@ std::string pool_key(const DialTarget& t) {
     std::string key;
     if (t.proxy) {
         key.append(t.secure ? "tunnel:" : "proxy:").append(t.proxy->scheme()).append("://");
+        if (!t.proxy->user_passwd().empty()) key.append(t.proxy->user_passwd()).append("@");
         key.append(authority(t.proxy->host(), t.proxy->port()));
         if (!t.secure) return key;  // forwarded requests to any host share it
         key.append(">");
@@ -95,7 +97,7 @@ ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind
     ISocketStream* leg =
         connect_host(t.proxy->host(), t.proxy->port(), t.proxy->secure(), bind_ips, deadline);
     if (!leg || !t.secure) return leg;  // http: requests are forwarded in absolute form
-    if (open_tunnel(leg, t.host, t.port, deadline) < 0) {
+    if (open_tunnel(leg, *t.proxy, t.host, t.port, deadline) < 0) {
         int e = errno;
         delete leg;
         errno = e;
@@ -178,7 +180,18 @@ ISocketStream* Dialer::wrap_tls(ISocketStream* s, std::string_view host, const T
     return t;
 }
 
-int Dialer::open_tunnel(ISocketStream* leg, std::string_view host, uint16_t port,
+std::string proxy_authorization(const URL& proxy) {
+    if (proxy.user_passwd().empty()) return {};
+    std::string user, pass, plain, enc;
+    if (url_unescape(proxy.user(), &user) < 0 || url_unescape(proxy.passwd(), &pass) < 0)
+        plain.assign(proxy.user_passwd());  // not valid escapes: as written
+    else
+        plain = user + ":" + pass;
+    Base64Encode(plain, enc);
+    return "Basic " + enc;
+}
+
+int Dialer::open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host, uint16_t port,
                         const Timeout& deadline) {
     BoundedStream bs;
     bs.stream = leg;
@@ -187,7 +200,10 @@ int Dialer::open_tunnel(ISocketStream* leg, std::string_view host, uint16_t port
     Request req;
     req.reset(nullptr, &bs);
     req.verb(Verb::CONNECT);
-    if (req.target(where) < 0 || req.headers.insert("Host", where) < 0 || req.send() < 0) return -1;
+    std::string auth = proxy_authorization(proxy);
+    if (req.target(where) < 0 || req.headers.insert("Host", where) < 0 ||
+        (!auth.empty() && req.headers.insert("Proxy-Authorization", auth) < 0) || req.send() < 0)
+        return -1;
     InputBuffer in(&bs, kTunnelHeadSize);
     Response resp;
     resp.reset(&in, &bs);

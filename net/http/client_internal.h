@@ -111,6 +111,10 @@ private:
 // Where a request goes: host:port (TLS if secure), through a unix socket
 // instead, or through an HTTP proxy (forwarded for http, a CONNECT tunnel
 // for https).
+// "Basic <base64(user:passwd)>" for a proxy URL with userinfo (decoded
+// from its %XX escapes), else "".
+std::string proxy_authorization(const URL& proxy);
+
 struct DialTarget {
     std::string_view host;
     uint16_t port = 0;
@@ -148,8 +152,8 @@ private:
                                 const std::vector<IPAddr>& bind_ips, const Timeout& deadline);
     IPAddr resolve(std::string_view host, const Timeout& deadline);
     ISocketStream* wrap_tls(ISocketStream* s, std::string_view host, const Timeout& deadline);
-    static int open_tunnel(ISocketStream* leg, std::string_view host, uint16_t port,
-                           const Timeout& deadline);
+    static int open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host,
+                           uint16_t port, const Timeout& deadline);
 
     TLSContext* tls_ctx_;
     vcpu_base* home_ = nullptr;

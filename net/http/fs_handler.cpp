@@ -285,7 +285,7 @@ int write_all(IStream* out, const struct iovec* iov, int cnt) {
 class fs_handler : public HTTPHandler {
 public:
     explicit fs_handler(fs::IFileSystem* fs) : fs_(fs) {}
-    int handle_request(Request& req, Response& resp, std::string_view remain) override;
+    int handle_request(Request& req, Response& resp, std::string_view pattern) override;
 
 private:
     struct file_ctx;
@@ -364,7 +364,8 @@ int reply_status(Request& req, Response& resp, int code) {
     return send_small(resp, {body, n}, req.verb() != Verb::HEAD);
 }
 
-int fs_handler::handle_request(Request& req, Response& resp, std::string_view remain) {
+int fs_handler::handle_request(Request& req, Response& resp, std::string_view pattern) {
+    std::string_view remain = pattern_remain(req, pattern);
     if (req.verb() != Verb::GET && req.verb() != Verb::HEAD) {
         (void)resp.headers.insert("Allow", "GET, HEAD");
         return reply_status(req, resp, 405);

@@ -191,6 +191,118 @@ int Headers::content_length(uint64_t len) {
     return append_valid("Content-Length", {b, (size_t)(e - b)});
 }
 
+int Headers::reset(void* buf, uint16_t buf_capacity, uint16_t buf_size) {
+    clear();
+    max_bytes_ = buf_capacity;
+    std::string_view text((const char*)buf, buf ? buf_size : 0);
+    while (!text.empty() && text.substr(0, 2) != "\r\n") {
+        size_t eol = text.find("\r\n");
+        std::string_view line = text.substr(0, eol);
+        size_t colon = line.find(':');
+        if (colon == line.npos) goto bad;
+        {
+            std::string_view value = line.substr(colon + 1);
+            while (!value.empty() && is_ows(value.front())) value.remove_prefix(1);
+            while (!value.empty() && is_ows(value.back())) value.remove_suffix(1);
+            if (insert(line.substr(0, colon), value, 1) < 0) goto fail;
+        }
+        text.remove_prefix(eol == text.npos ? text.size() : eol + 2);
+    }
+    return 0;
+bad:
+    errno = EINVAL;
+fail:
+    int e = errno;
+    clear();
+    errno = e;
+    return -1;
+}
+
+bool Headers::value_append(std::string_view value) {
+    if (slots_.empty()) {
+        errno = ENOENT;
+        return false;
+    }
+    size_t i = slots_.size() - 1;
+    std::string merged(value_at(i));
+    merged.append(value);
+    if (!is_field_value(merged)) {
+        errno = EINVAL;
+        return false;
+    }
+    if (bytes_ + value.size() > max_bytes_ || buf_.size() + merged.size() > UINT32_MAX) {
+        errno = ENOBUFS;
+        return false;
+    }
+    Slot& s = slots_[i];
+    if (s.off + s.name_len + s.value_len != buf_.size()) {  // not at the end: move it there
+        std::string name(name_at(i));
+        s.off = (uint32_t)buf_.size();
+        buf_.append(name);
+    } else {
+        buf_.resize(buf_.size() - s.value_len);
+    }
+    buf_.append(merged);
+    s.value_len = (uint32_t)merged.size();
+    bytes_ += value.size();
+    compact();
+    return true;
+}
+
+namespace {
+// All digits, at most 18 of them (no overflow); -1 otherwise.
+ssize_t parse_offset(std::string_view s) {
+    if (s.empty() || s.size() > 18) return -1;
+    ssize_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return -1;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+}  // namespace
+
+std::pair<ssize_t, ssize_t> Headers::range() const {
+    const std::pair<ssize_t, ssize_t> none{0, -1};
+    std::string_view r = get("Range");
+    if (r.substr(0, 6) != "bytes=") return none;
+    r.remove_prefix(6);
+    size_t dash = r.find('-');
+    if (dash == r.npos) return none;
+    std::string_view a = r.substr(0, dash), b = r.substr(dash + 1);
+    ssize_t from = a.empty() ? -1 : parse_offset(a);
+    ssize_t to = b.empty() ? -1 : parse_offset(b);
+    if ((!a.empty() && from < 0) || (!b.empty() && to < 0) || (a.empty() && b.empty())) return none;
+    if (from >= 0 && to >= 0 && to < from) return none;
+    return {from, to};
+}
+
+int Headers::range(uint64_t from, uint64_t to) {
+    char v[64];
+    snprintf(v, sizeof(v), "bytes=%llu-%llu", (unsigned long long)from, (unsigned long long)to);
+    return set("Range", v);
+}
+
+int Headers::content_range(size_t start, size_t end, ssize_t size) {
+    char v[80];
+    if (size < 0)
+        snprintf(v, sizeof(v), "bytes %zu-%zu/*", start, end);
+    else
+        snprintf(v, sizeof(v), "bytes %zu-%zu/%zd", start, end, size);
+    return set("Content-Range", v);
+}
+
+bool Headers::chunked() const {
+    // The last coding of the last field decides (RFC 9112 6.3).
+    std::string_view te;
+    for (size_t i = 0; i < slots_.size(); i++)
+        if (name_is(i, "Transfer-Encoding")) te = value_at(i);
+    size_t comma = te.rfind(',');
+    std::string_view last = comma == te.npos ? te : te.substr(comma + 1);
+    while (!last.empty() && is_ows(last.front())) last.remove_prefix(1);
+    return iequals(last, "chunked");
+}
+
 void Headers::serialize(std::string* out) const {
     size_t at = out->size();
     out->resize(at + bytes_);

@@ -1,9 +1,12 @@
 // Message: head receive/send and body plumbing shared by Request and Response.
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
 
 #include <photon/common/alog.h>
 #include <photon/net/http/message.h>
+#include <photon/net/socket.h>
 
 namespace photon {
 namespace net {
@@ -14,7 +17,97 @@ Message::Message(const Limits& limits)
       trailers(limits.max_fields, limits.max_trailer_size),
       limits_(limits) {}
 
+namespace {
+Limits head_limited(uint16_t cap) {
+    Limits l;
+    l.max_head_size = cap;
+    return l;
+}
+}  // namespace
+
+Message::Message(void* buf, uint16_t buf_capacity, bool buf_ownership)
+    : Message(head_limited(buf_capacity)) {
+    if (buf_ownership) own_buf_ = buf;
+}
+
+Message::~Message() {
+    release_stream();
+    free(own_buf_);
+}
+
+void Message::release_stream() {
+    if (stream_ownership_) delete stream_;
+    stream_ = nullptr;
+    stream_ownership_ = false;
+}
+
+void Message::reset(ISocketStream* s, bool stream_ownership) {
+    if (s != stream_) release_stream();
+    stream_ = s;
+    stream_ownership_ = s && stream_ownership;
+    if (s && !own_in_)  // room for a whole head, and 64 KiB reads of a body
+        own_in_.reset(new InputBuffer(s, std::max<size_t>(64 * 1024, limits_.max_head_size)));
+    if (own_in_) own_in_->reset(s);
+    reset(s ? own_in_.get() : nullptr, s);
+}
+
+void Message::reset(void* buf, uint16_t buf_capacity, bool buf_ownership, ISocketStream* s,
+                    bool stream_ownership) {
+    if (buf != own_buf_) free(own_buf_);
+    own_buf_ = buf_ownership ? buf : nullptr;
+    limits_.max_head_size = buf_capacity;
+    headers = Headers(limits_.max_fields, buf_capacity);
+    own_in_.reset();  // sized by the new capacity when next needed
+    reset(s, stream_ownership);
+}
+
+void Message::reset() { reset((ISocketStream*)nullptr); }
+
+ISocketStream* Message::socket_stream() const {
+    return stream_ ? stream_ : dynamic_cast<ISocketStream*>(out_);
+}
+
+ISocketStream* Message::steal_socket_stream() {
+    ISocketStream* s = socket_stream();
+    stream_ = nullptr;
+    stream_ownership_ = false;
+    reset(nullptr, nullptr);
+    return s;
+}
+
+int Message::keep_alive(bool ka) {
+    keep_alive_ = ka;
+    if (head_sent_) return 0;
+    if (!ka) return headers.set("Connection", "close");
+    if (list_has_token(headers["Connection"], "close")) headers.erase("Connection");
+    return 0;
+}
+
+Verb Message::verb() const {
+    if (auto r = dynamic_cast<const Request*>(this)) return r->verb();
+    if (auto r = dynamic_cast<const Response*>(this)) return r->verb();
+    return Verb::UNKNOWN;
+}
+
+int64_t Message::resource_size() const {
+    // "bytes a-b/total" (RFC 9110 14.4); "*" for an unknown total.
+    std::string_view cr = headers["Content-Range"];
+    size_t slash = cr.rfind('/');
+    if (slash != cr.npos) {
+        std::string_view total = cr.substr(slash + 1);
+        int64_t v = 0;
+        bool ok = !total.empty() && total.size() <= 18;
+        for (char c : total) {
+            if (c < '0' || c > '9') ok = false;
+            v = v * 10 + (c - '0');
+        }
+        return ok ? v : -1;
+    }
+    return headers.has("Content-Length") ? (int64_t)headers.content_length() : -1;
+}
+
 void Message::clear_state() {
+    message_status = INIT;
     headers.clear();
     trailers.clear();
     error_ = ParseError::None;
@@ -47,7 +140,11 @@ int Message::fail(ParseError e) {
 }
 
 int Message::receive_head(bool request) {
-    if (!in_ || (!reader_.done() && skip_body() < 0)) return -1;
+    if (!in_) {
+        errno = ENOTCONN;  // bound to no connection (or its stream was stolen)
+        return -1;
+    }
+    if (!reader_.done() && skip_body() < 0) return -1;
     clear_state();
     HeadScanner scanner(limits_, request);
     bool done = false;
@@ -71,6 +168,7 @@ int Message::receive_head(bool request) {
     in_->consume(end);
     if (e != ParseError::None) return fail(e);
     reader_.reset(in_, framing_, content_length_, &limits_, &trailers);
+    message_status = HEADER_PARSED;
     return 0;
 }
 
@@ -125,6 +223,10 @@ ssize_t Message::write_stream(IStream* input, size_t size) {
 
 int Message::send_header() {
     if (head_sent_) return 0;
+    if (!out_) {
+        errno = ENOTCONN;  // never bound to a stream
+        return -1;
+    }
     Framing f;
     uint64_t len = 0;
     std::string_view te = headers["Transfer-Encoding"];
@@ -148,17 +250,20 @@ int Message::send_header() {
     head += "\r\n";
     if (out_->write(head.data(), head.size()) != (ssize_t)head.size()) return -1;
     head_sent_ = true;
+    message_status = HEADER_SENT;
     writer_.reset(out_, f, len);
     return 0;
 }
 
 ssize_t Message::write(const void* buf, size_t count) {
     if (send_header() < 0) return -1;
+    message_status = BODY_SENT;
     return writer_.write(buf, count);
 }
 
 ssize_t Message::writev(const struct iovec* iov, int iovcnt) {
     if (send_header() < 0) return -1;
+    message_status = BODY_SENT;
     return writer_.writev(iov, iovcnt);
 }
 

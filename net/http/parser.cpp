@@ -60,8 +60,12 @@ PE check_target(std::string_view t, Verb verb) {
     }
     if (t == "*") return verb == Verb::OPTIONS ? PE::None : PE::BadTarget;
     if (t[0] == '/') return t.find('#') == t.npos ? PE::None : PE::BadTarget;
+    // absolute-form: a scheme is required, and userinfo is an error (RFC
+    // 9110 4.2.4), though URL accepts both missing.
     URL url;
-    return url.from_string(t) == 0 && url.fragment().empty() ? PE::None : PE::BadTarget;
+    bool ok = what_protocol(t) != 0 && url.from_string(t) && url.fragment().empty() &&
+              t.substr(0, t.find_first_of("/?", t.find("://") + 3)).find('@') == t.npos;
+    return ok ? PE::None : PE::BadTarget;
 }
 
 PE parse_request_line(std::string_view line, RequestHead* out) {
@@ -103,7 +107,7 @@ PE parse_status_line(std::string_view line, ResponseHead* out) {
 PE parse_fields(std::string_view rest, const Limits& limits, Headers* fields) {
     fields->clear();
     for (std::string_view line = next_line(&rest); !line.empty(); line = next_line(&rest)) {
-        if (fields->size() >= limits.max_fields) return PE::TooManyFields;
+        if (fields->field_count() >= limits.max_fields) return PE::TooManyFields;
         PE e = parse_field_line(line, fields);
         if (e != PE::None) return e;
     }

@@ -139,11 +139,11 @@ public:
         client_->timeout(timeout);
     }
 
-    int handle_request(Request& req, Response& resp, std::string_view remain) override {
+    int handle_request(Request& req, Response& resp, std::string_view pattern) override {
         if (req.verb() == Verb::CONNECT) return tunnel(req, resp);
         std::string_view t = req.target();
         if (t.empty() || t[0] == '/') return answer(resp, resp.headers, 400);  // not absolute
-        return proxy_.handle_request(req, resp, remain);
+        return proxy_.handle_request(req, resp, pattern);
     }
 
 private:

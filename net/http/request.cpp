@@ -106,7 +106,7 @@ int resolve_reference(const URL& base, std::string_view ref, std::string* out) {
         out->assign(ref);
         return 0;
     }
-    if (base.empty()) {
+    if (!base.is_absolute()) {
         errno = EINVAL;
         return -1;
     }
@@ -143,7 +143,19 @@ int resolve_reference(const URL& base, std::string_view ref, std::string* out) {
 int Request::redirect(Verb v, std::string_view location, bool enable_proxy) {
     std::string abs;
     URL u;
-    if (resolve_reference(url_, location, &abs) < 0 || u.from_string(abs) < 0) return -1;
+    if (!url_.is_absolute()) {
+        // Nothing to resolve against: location is the URL, as Photon's
+        // reset takes it (absolute, a bare host, or a path alone).
+        if (!u.from_string(location)) return -1;
+        if (!u.is_absolute()) {  // the target alone
+            if (target(u.target()) < 0) return -1;
+            verb_ = v;
+            url_ = std::move(u);
+            return 0;
+        }
+    } else if (resolve_reference(url_, location, &abs) < 0 || !u.from_string(abs)) {
+        return -1;
+    }
     std::string_view t = u.target();
     std::string proxied;
     if (enable_proxy && !u.secure()) {  // https goes through a CONNECT tunnel in origin-form
@@ -154,6 +166,16 @@ int Request::redirect(Verb v, std::string_view location, bool enable_proxy) {
     verb_ = v;
     url_ = std::move(u);
     return 0;
+}
+
+std::string_view Request::host_no_port() const {
+    if (url_.is_absolute()) return url_.host();
+    std::string_view h = headers["Host"];
+    if (!h.empty() && h[0] == '[') {  // "[v6]:port"
+        size_t close = h.find(']');
+        return close == h.npos ? std::string_view() : h.substr(1, close - 1);
+    }
+    return h.substr(0, h.find(':'));
 }
 
 int Request::reset(Verb v, std::string_view url, bool enable_proxy) {

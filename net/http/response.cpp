@@ -27,23 +27,6 @@ ParseError Response::parse_head(std::string_view head) {
     return e;
 }
 
-int64_t Response::resource_size() const {
-    // "bytes a-b/total" (RFC 9110 14.4); "*" for an unknown total.
-    std::string_view cr = headers["Content-Range"];
-    size_t slash = cr.rfind('/');
-    if (slash != cr.npos) {
-        std::string_view total = cr.substr(slash + 1);
-        int64_t v = 0;
-        bool ok = !total.empty() && total.size() <= 18;
-        for (char c : total) {
-            if (c < '0' || c > '9') ok = false;
-            v = v * 10 + (c - '0');
-        }
-        return ok ? v : -1;
-    }
-    return headers.has("Content-Length") ? (int64_t)headers.content_length() : -1;
-}
-
 int Response::set_result(int code, std::string_view reason) {
     if (code < 100 || code > 599 || !is_field_value(reason)) {
         errno = EINVAL;

@@ -87,8 +87,9 @@ private:
         std::string pattern;
         HTTPHandler* obj = nullptr;
         DelegateHTTPHandler fn;
-        int call(Request& req, Response& resp, std::string_view remain) const {
-            return obj ? obj->handle_request(req, resp, remain) : fn(req, resp, remain);
+        // Handlers get their pattern, as in Photon.
+        int call(Request& req, Response& resp) const {
+            return obj ? obj->handle_request(req, resp, pattern) : fn(req, resp, pattern);
         }
         bool set() const { return obj || fn; }
     };
@@ -164,8 +165,8 @@ int HTTPServerImpl::dispatch(Request& req, Response& resp) {
     std::string_view path = request_path(req);
     std::string_view remain;
     for (auto& r : routes_)
-        if (pattern_matches(r.pattern, path, &remain)) return r.call(req, resp, remain);
-    if (default_.set()) return default_.call(req, resp, path);
+        if (pattern_matches(r.pattern, path, &remain)) return r.call(req, resp);
+    if (default_.set()) return default_.call(req, resp);
     simple_response(static_cast<ServerResponse&>(resp), 404);
     return 0;
 }
@@ -280,7 +281,7 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     bool keep =
         req.keep_alive() && !stopping_.load(std::memory_order_relaxed) && (max == 0 || nth < max);
     if (!keep)
-        (void)resp.headers.insert("Connection", "close");
+        (void)resp.keep_alive(false);  // Connection: close
     else if (req.minor_version() == 0)
         (void)resp.headers.insert("Connection", "keep-alive");
 
@@ -383,6 +384,13 @@ void HTTPServerImpl::linger(Connection& c) {
 HTTPServer* new_http_server() { return new HTTPServerImpl(ServerOptions()); }
 
 HTTPServer* new_http_server(const ServerOptions& options) { return new HTTPServerImpl(options); }
+
+std::string_view pattern_remain(const Request& req, std::string_view pattern) {
+    std::string_view path = request_path(req), remain;
+    if (pattern.empty()) return path;
+    if (pattern[0] == '=') return {};
+    return pattern_matches(pattern, path, &remain) ? remain : path;
+}
 
 ISocketStream* connection_stream(Request& req) {
     auto r = dynamic_cast<ServerRequest*>(&req);

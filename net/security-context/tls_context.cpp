@@ -193,7 +193,7 @@ int TLSContextImpl::set_ca_file(const char* ca_file, const char* ca_path) {
     return 0;
 }
 
-int TLSContextImpl::set_alpn_protos(const std::vector<std::string_view>& protos) {
+int TLSContextImpl::set_alpn_protos(const std::vector<estring_view>& protos) {
     std::string wire;
     for (auto p : protos) {
         if (p.empty() || p.size() > 255)
@@ -224,7 +224,7 @@ int TLSContextImpl::on_alpn(SSL*, const unsigned char** out, unsigned char* outl
         *out = o;
         return r == OPENSSL_NPN_NEGOTIATED ? SSL_TLSEXT_ERR_OK : SSL_TLSEXT_ERR_NOACK;
     }
-    std::vector<std::string_view> offered;
+    std::vector<estring_view> offered;
     for (unsigned i = 0; i < inlen && i + 1 + in[i] <= inlen; i += 1 + in[i])
         offered.emplace_back((const char*)in + i + 1, in[i]);
     std::string_view pick = self->alpn_cb_(offered);

@@ -19,7 +19,7 @@ void log_openssl_error(const char* what);
 
 class TLSContextImpl : public TLSContext {
 public:
-    using AlpnSelect = Delegate<std::string_view, const std::vector<std::string_view>&>;
+    using AlpnSelect = Delegate<estring_view, const std::vector<estring_view>&>;
 
     ~TLSContextImpl() override;
     int init(TLSVersion version);
@@ -28,7 +28,7 @@ public:
     int set_cert(const char* cert_str) override;
     int set_pkey(const char* key_str, const char* passphrase) override;
     int set_verify_mode(VerifyMode mode) override;
-    int set_alpn_protos(const std::vector<std::string_view>& protos) override;
+    int set_alpn_protos(const std::vector<estring_view>& protos) override;
     int set_alpn_select_cb(AlpnSelect cb) override;
     int set_ca_cert(const char* ca_cert_str) override;
     int set_ca_file(const char* ca_file, const char* ca_path) override;

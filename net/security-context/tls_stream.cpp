@@ -487,7 +487,7 @@ int tls_stream_set_hostname(ISocketStream* stream, const char* hostname) {
     return t->set_hostname(hostname);
 }
 
-std::string_view tls_stream_get_alpn_selected(ISocketStream* stream) {
+estring_view tls_stream_get_alpn_selected(ISocketStream* stream) {
     auto t = as_tls(stream);
     return t ? t->alpn_selected() : std::string_view();
 }

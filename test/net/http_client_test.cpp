@@ -100,8 +100,16 @@ TEST(ClientRequest, RedirectResolvesLocationsAndKeepsHeaders) {
     EXPECT_EQ("b.test:81", req.headers["Host"]);
     EXPECT_EQ(1u, req.headers.count("Host"));
     EXPECT_EQ("yes", req.headers["X-Keep"]);
-    Request bare;
-    EXPECT_EQ(-1, bare.redirect(Verb::GET, "/relative"));  // nothing to resolve against
+    Request bare;  // no URL: a path sets the target alone (as Photon's reset)
+    EXPECT_EQ(0, bare.redirect(Verb::GET, "/relative?x"));
+    EXPECT_EQ("/relative?x", bare.target());
+    EXPECT_FALSE(bare.url().is_absolute());
+    EXPECT_FALSE(bare.headers.has("Host"));
+    EXPECT_EQ(0, bare.redirect(Verb::GET, "word:81"));  // a bare host, as Photon's URL
+    EXPECT_EQ("word:81", bare.headers["Host"]);
+    EXPECT_EQ("/", bare.target());
+    EXPECT_EQ(-1, bare.redirect(Verb::GET, "http://bad host/"));
+    EXPECT_EQ(EINVAL, errno);
 }
 
 TEST(ClientResponse, ResourceSizeComesFromContentRangeOrLength) {

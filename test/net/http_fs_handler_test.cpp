@@ -326,8 +326,8 @@ TEST_P(FsHandler, AnswersConditionalsWith304) {
         char rfc850[64], asct[64];
         strftime(rfc850, sizeof(rfc850), "%A, %d-%b-%y %H:%M:%S GMT", &tm);
         strftime(asct, sizeof(asct), "%a %b %e %H:%M:%S %Y", &tm);
-        expect_304(std::string("If-Modified-Since: ") + rfc850);
-        expect_304(std::string("If-Modified-Since: ") + asct);
+        expect_304(std::string("If-Modified-Since: ") + std::string(rfc850));
+        expect_304(std::string("If-Modified-Since: ") + std::string(asct));
         format_http_date(mtime - 1, other);
         expect_200("If-Modified-Since: " + std::string(other, sizeof(other)));
     }
@@ -497,12 +497,17 @@ TEST_P(FsHandler, ServesPathsLongerThanItsStackBuffer) {
 
 TEST_P(FsHandler, TakesThePathAfterThePatternAndIgnoresTheQuery) {
     serve(new fd_fs(t->root, true));
-    server->remain_is_target = true;
+    server->pattern = "/static/";  // as if added with it
     auto c = connect();
-    reply r = c->get("/a.txt?download=1");
+    reply r = c->get("/static/a.txt?download=1");
     EXPECT_EQ(200, r.status);
     EXPECT_EQ(t->small, r.body);
-    // A pattern "/static/" leaves "a.txt": relative to the root all the same.
+    server->pattern = "/static";  // "/a.txt" remains: the same file
+    r = c->get("/static/a.txt");
+    EXPECT_EQ(200, r.status);
+    EXPECT_EQ(t->small, r.body);
+    // The handler's third argument is its pattern (as Photon's): "/static/"
+    // on "/static/a.txt" leaves "a.txt", relative to the root all the same.
     Request req;
     Response resp;
     std::string out;
@@ -525,7 +530,8 @@ TEST_P(FsHandler, TakesThePathAfterThePatternAndIgnoresTheQuery) {
     InputBuffer in(&s);
     resp.reset(&in, &s);
     req.verb(Verb::GET);
-    ASSERT_EQ(0, handler->handle_request(req, resp, "a.txt"));
+    ASSERT_EQ(0, req.target("/static/a.txt"));
+    ASSERT_EQ(0, handler->handle_request(req, resp, "/static/"));
     EXPECT_EQ(0, resp.send());
     EXPECT_EQ(0u, out.find("HTTP/1.1 200 OK\r\n"));
     EXPECT_NE(std::string::npos, out.find("\r\n\r\nhello, world\n"));

@@ -205,7 +205,7 @@ public:
     EndPoint ep() { return srv_->getsockname(); }
 
     counters counts;
-    bool remain_is_target = false;  // pass the query too
+    std::string pattern;  // passed to the handler, as an HTTPServer would
 
 private:
     int serve(ISocketStream* s) {
@@ -217,8 +217,8 @@ private:
         while (req.receive_header() == 0) {
             resp.reset(&in, &cs);
             resp.for_request(req.verb(), req.minor_version());
-            std::string_view remain = remain_is_target ? req.target() : req.abs_path();
-            if (handler_->handle_request(req, resp, remain) < 0 || resp.send() < 0) break;
+            // The pattern "" (a default handler's): the whole path is served.
+            if (handler_->handle_request(req, resp, pattern) < 0 || resp.send() < 0) break;
             if (!req.keep_alive()) break;
         }
         return 0;

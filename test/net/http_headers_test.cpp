@@ -35,7 +35,7 @@ TEST(Headers, DuplicatesNeedAllowDupAndKeepOrder) {
     for (auto f : h) names.append(f.first).append(";");
     EXPECT_EQ("Set-Cookie;set-cookie;X;", names);
     EXPECT_EQ(2u, h.erase("set-COOKIE"));
-    EXPECT_EQ(1u, h.size());
+    EXPECT_EQ(1u, h.field_count());
 }
 
 TEST(Headers, SetReplacesEveryValue) {
@@ -113,7 +113,7 @@ TEST(Headers, AClearedSetIsEmptyAndEraseKeepsTheOrderOfTheRest) {
     ASSERT_EQ(0, h.insert("d", "6", 1));
     ASSERT_EQ(0, h.insert("F", "7"));
     EXPECT_EQ(2u, h.erase("D"));
-    ASSERT_EQ(2u, h.size());
+    ASSERT_EQ(2u, h.field_count());
     EXPECT_EQ("E", h.begin()->first);
     EXPECT_EQ("F", (h.begin() + 1)->first);
     EXPECT_EQ("", h["B"]);

@@ -21,8 +21,8 @@ class tagged : public HTTPHandler {
 public:
     explicit tagged(std::string t) : tag_(std::move(t)) { g_tagged_alive++; }
     ~tagged() override { g_tagged_alive--; }
-    int handle_request(Request& req, Response& resp, std::string_view remain) override {
-        std::string body = tag_ + "|" + std::string(remain);
+    int handle_request(Request& req, Response& resp, std::string_view pattern) override {
+        std::string body = tag_ + "|" + std::string(pattern_remain(req, pattern));
         resp.headers.content_length(body.size());
         return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
     }
@@ -98,8 +98,8 @@ struct handlers {
         return -1;
     }
     // The status in the path; a body is attempted (refused for 204 / 304).
-    int status(Request&, Response& resp, std::string_view remain) {
-        resp.set_result(atoi(std::string(remain).c_str()));
+    int status(Request& req, Response& resp, std::string_view pattern) {
+        resp.set_result(atoi(std::string(pattern_remain(req, pattern)).c_str()));
         if (resp.status_code() == 304) resp.headers.insert("ETag", "\"x\"");
         errno = 0;
         EXPECT_EQ(-1, resp.write("body", 4));
@@ -118,9 +118,9 @@ struct handlers {
         return resp.write(ev, sizeof(ev) - 1) == (ssize_t)sizeof(ev) - 1 ? 0 : -1;
     }
     // "<verb> <target> <remain>"
-    int info(Request& req, Response& resp, std::string_view remain) {
-        std::string b = std::string(verbstr[(int)req.verb()]) + " " + std::string(req.target()) +
-                        " " + std::string(remain);
+    int info(Request& req, Response& resp, std::string_view pattern) {
+        std::string b = std::string(verbstr[req.verb()]) + " " + std::string(req.target()) + " " +
+                        std::string(pattern_remain(req, pattern));
         return reply(resp, b);
     }
 };

@@ -36,7 +36,7 @@ int echo(ISocketStream* s) {
     return 0;
 }
 
-std::string_view pick_http11(void*, const std::vector<std::string_view>& offered) {
+estring_view pick_http11(void*, const std::vector<estring_view>& offered) {
     for (auto p : offered)
         if (p == "http/1.1") return p;
     return {};

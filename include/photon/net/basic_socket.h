@@ -11,8 +11,15 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 
+#include <cassert>
+#include <cerrno>
+#include <cstdint>
+
+#include <photon/common/iovector.h>
 #include <photon/common/timeout.h>
+#include <photon/common/utility.h>
 #include <photon/net/socket.h>
+#include <photon/thread/thread.h>
 
 namespace photon {
 namespace net {
@@ -46,11 +53,96 @@ ssize_t sendfile_n(int out_fd, int in_fd, off_t* offset, size_t count, Timeout t
 ssize_t sendfile_n(ISocketStream* out_stream, int in_fd, off_t offset, size_t count,
                    Timeout timeout = {});
 
+[[deprecated("use sendfile_n() instead")]] inline ssize_t sendfile_fallback(
+    ISocketStream* out_stream, int in_fd, off_t offset, size_t count, Timeout timeout = {}) {
+    return sendfile_n(out_stream, in_fd, offset, count, timeout);
+}
+
 // Waits for `num_calls` MSG_ZEROCOPY completions of fd (its error queue).
 int zerocopy_confirm(int fd, uint32_t num_calls, Timeout timeout = {});
 
 int set_fd_nonblocking(int fd);
 int set_socket_nonblocking(int fd);
+
+// -- I/O loop helpers, as PhotonLibOS's (for socket implementations) ------
+#define LAMBDA(expr) [&]() __INLINE__ { return expr; }
+#define LAMBDA_TIMEOUT(expr) LAMBDA(expr)
+
+// Runs iocb() until it succeeds or fails with other than EINTR / EAGAIN; on
+// EAGAIN calls waitcb(), whose nonzero result (timeout, interrupt: errno
+// set) ends the loop with iocb's -1. Returns iocb's last result.
+template <typename IOCB, typename WAIT>
+__FORCE_INLINE__ int doio_once(IOCB iocb, WAIT waitcb) {
+    while (true) {
+        ssize_t ret = iocb();
+        if (ret < 0) {
+            int e = errno;
+            if (e == EINTR) continue;
+            if (e == EAGAIN || e == EWOULDBLOCK) {
+                if (waitcb()) return ret;
+                continue;
+            }
+        }
+        return ret;
+    }
+}
+#define DOIO_ONCE(iocb, waitcb) doio_once(LAMBDA(iocb), LAMBDA(waitcb))
+
+// Repeats iocb() while step(ret, total) says more is wanted: the total, or
+// iocb's negative result. An iocb returning 0 (EOF) ends it early.
+template <typename IOCB, typename STEP>
+__FORCE_INLINE__ ssize_t doio_loop(IOCB iocb, STEP step) {
+    ssize_t ret, n = 0;
+    do {
+        ret = iocb();
+        if (ret < 0) return ret;
+        if (ret == 0) break;
+        n += ret;
+    } while (step(ret, n));
+    return n;
+}
+
+// A doio_loop step over a plain buffer: advances buf, shrinks count. A
+// transfer claiming more than count (a broken iocb) stops the loop instead
+// of wrapping count around (Photon only asserted).
+struct BufStep {
+    void*& buf;
+    size_t& count;
+    void* _dummy = nullptr;
+    BufStep(void*& b, size_t& c) : buf(b), count(c) {}
+    BufStep(size_t& c) : buf(_dummy), count(c) {}
+    bool operator()(size_t ret, size_t /*n*/) __INLINE__ {
+        if (ret > count) {
+            count = 0;
+            return false;
+        }
+        buf = (void*)((uintptr_t)buf + ret);  // no arithmetic on a null _dummy
+        count -= ret;
+        return count > 0;
+    }
+};
+
+// A doio_loop step over an iovector_view: drops what was transferred. Empty
+// elements are skipped (a 0-byte transfer would read as EOF), keeping one
+// element before the first transfer so iov[0] is always valid.
+struct BufStepV {
+    iovector_view& v;
+    BufStepV(iovector_view& view) : v(view) { skip_empty(1); }
+    bool operator()(size_t ret, size_t /*n*/) __INLINE__ {
+        size_t extracted = v.extract_front(ret);
+        assert(extracted == ret);
+        _unused(extracted);
+        skip_empty(0);
+        return v.iovcnt > 0;
+    }
+    void skip_empty(int keep) __INLINE__ {
+        while (v.iovcnt > keep && v.front().iov_len == 0) v.pop_front();
+    }
+};
+
+#define DOIO_LOOP(iocb, step) doio_loop(LAMBDA(iocb), step)
+#define DOIO_LOOP_LAMBDA(iocb, step) \
+    doio_loop(LAMBDA(iocb), [&](size_t ret, size_t n) __INLINE__ { step; })
 
 // Fills a sockaddr_un; -1 ENAMETOOLONG if the path does not fit.
 int fill_uds_path(struct sockaddr_un& name, const char* path, size_t count);

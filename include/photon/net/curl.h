@@ -21,6 +21,10 @@
 #endif
 #include <curl/curl.h>
 
+#ifdef DELETE  // a macro of some platforms' headers; cURL has a DELETE method
+#undef DELETE
+#endif
+
 #include <cassert>
 #include <cctype>
 #include <cerrno>
@@ -34,6 +38,11 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include <photon/common/alog-functionptr.h>
+#include <photon/common/alog-stdstring.h>
+#include <photon/common/alog.h>
+#include <photon/common/estring.h>
+#include <photon/common/iovector.h>
 #include <photon/net/http/url.h>
 
 namespace photon {
@@ -116,6 +125,11 @@ public:
     }
 
 protected:
+    // Photon's helper: s in lower case (ASCII), moved back out.
+    std::string&& str_lower(std::string&& s) {
+        for (auto& c : s) c = (char)std::tolower((unsigned char)c);
+        return std::move(s);
+    }
     static std::string lower(std::string_view s) {
         std::string r(s);
         for (auto& c : r) c = (char)std::tolower((unsigned char)c);
@@ -148,6 +162,8 @@ public:
         auto i = m_size < m_capacity ? m_size : m_capacity - 1;
         static_cast<char*>(m_buf)[i] = '\0';
     }
+    // What was written, for logging (Photon returned an ALogString).
+    std::string_view alog_string() const { return {(const char*)m_buf, m_size}; }
 
 protected:
     size_t m_size = 0, m_capacity;
@@ -168,6 +184,23 @@ public:
     std::string string;
     size_t write(const void* buf, size_t size) {
         string.append((const char*)buf, size);
+        return size;
+    }
+    std::string_view alog_string() const { return string; }
+};
+
+// Writes into the buffers of an IOVector, consuming them from the front;
+// bytes beyond its room are counted in `drop` and discarded (the transfer
+// goes on). `written` counts what was stored.
+struct IOVWriter : public IOVector {
+    using IOVector::IOVector;
+    size_t drop = 0;
+    size_t written = 0;
+    size_t write(const void* buf, size_t size) {
+        size_t n = memcpy_from(buf, size);
+        written += n;
+        extract_front(n);
+        drop += size - n;
         return size;
     }
 };
@@ -309,6 +342,8 @@ public:
     }
     cURL& set_proxy(const char* proxy) { return setopt(CURLOPT_PROXY, proxy); }
     cURL& set_noproxy(const char* hosts) { return setopt(CURLOPT_NOPROXY, hosts); }
+    // Connects to this unix-domain socket instead of the URL's host.
+    cURL& set_unix_socket(const char* path) { return setopt(CURLOPT_UNIX_SOCKET_PATH, path); }
     cURL& set_user_agent(const char* agent) { return setopt(CURLOPT_USERAGENT, agent); }
     // Response header lines go to stream->write(ptr, n) (e.g. a HeaderMap),
     // one line per call, from now on.
@@ -455,6 +490,11 @@ protected:
     bool m_custom_verb = false;       // CURLOPT_CUSTOMREQUEST set by DELETE
     slist headers, proxy_headers;
 
+    // Photon's protected setter, for subclasses: as setopt().
+    template <typename T>
+    cURL& _setopt(CURLoption option, T arg) {
+        return setopt(option, arg);
+    }
     cURL& setopt_integer(CURLoption option, curl_off_t arg);
     cURL& setopt_pointer(CURLoption option, const void* arg);
     cURL& setopt_function(CURLoption option, void (*arg)());

@@ -4,6 +4,9 @@
 // return like POSIX: bytes / 0, or -1 (nullptr for factories) with errno.
 // A stream's calls are each bounded by its timeout() (default: none); a
 // timeout fails with ETIMEDOUT. No call raises SIGPIPE.
+//
+// Less than Photon's: F-Stack (DPDK) is not supported, its factories fail
+// with ENOSYS.
 #pragma once
 
 #include <netinet/in.h>
@@ -17,12 +20,19 @@
 #include <cstring>
 #include <functional>
 #include <string_view>
+#include <type_traits>
 
 #include <photon/common/callback.h>
 #include <photon/common/object.h>
 #include <photon/common/stream.h>
+#include <photon/common/string_view.h>
 
 class LogBuffer;
+// libc's address structs in logs: "1.2.3.4", "1.2.3.4:80", "::1", "[::1]:80".
+LogBuffer& operator<<(LogBuffer& log, const in_addr& iaddr);
+LogBuffer& operator<<(LogBuffer& log, const sockaddr_in& addr);
+LogBuffer& operator<<(LogBuffer& log, const in6_addr& iaddr);
+LogBuffer& operator<<(LogBuffer& log, const sockaddr_in6& addr);
 
 namespace photon {
 namespace net {
@@ -142,14 +152,21 @@ public:
                            socklen_t option_len) = 0;
     virtual int getsockopt(int level, int option_name, void* option_value,
                            socklen_t* option_len) = 0;
-    template <typename T>
+    // Typed forms. As in Photon, P is the option's type on the wire (write
+    // it: setsockopt<int>(SOL_SOCKET, SO_REUSEADDR, true)); the value is
+    // converted to and from it. Without P the value's own type is used.
+    template <typename P = void, typename T>
     int setsockopt(int level, int option_name, const T& value) {
-        return setsockopt(level, option_name, &value, sizeof(value));
+        typename std::conditional<std::is_void<P>::value, T, P>::type v = value;
+        return setsockopt(level, option_name, &v, sizeof(v));
     }
-    template <typename T>
+    template <typename P = void, typename T>
     int getsockopt(int level, int option_name, T* value) {
-        socklen_t len = sizeof(*value);
-        return getsockopt(level, option_name, value, &len);
+        typename std::conditional<std::is_void<P>::value, T, P>::type v{};
+        socklen_t len = sizeof(v);
+        int ret = getsockopt(level, option_name, &v, &len);
+        if (ret >= 0) *value = v;
+        return ret;
     }
     // The kernel fd under this object, -1 if none.
     int get_underlay_fd() {
@@ -277,6 +294,14 @@ ISocketServer* new_zerocopy_tcp_server();
 // TCP whose I/O goes through io_uring requests.
 ISocketClient* new_iouring_tcp_client();
 ISocketServer* new_iouring_tcp_server();
+// SMC (AF_SMC, RDMA/ISM shared memory; the kernel falls back to TCP when the
+// peer has no SMC): TCP sockets otherwise. Connect / bind fail with
+// EAFNOSUPPORT where the kernel has no SMC. No unix-domain paths.
+ISocketClient* new_smc_socket_client();
+ISocketServer* new_smc_socket_server();
+// F-Stack (DPDK) is not supported: nullptr with ENOSYS.
+ISocketClient* new_fstack_dpdk_socket_client();
+ISocketServer* new_fstack_dpdk_socket_server();
 }
 
 // No-ops kept for PhotonLibOS compatibility: edge triggering is built into

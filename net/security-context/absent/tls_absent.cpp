@@ -43,7 +43,7 @@ int tls_stream_set_hostname(ISocketStream*, const char*) {
     return -1;
 }
 
-std::string_view tls_stream_get_alpn_selected(ISocketStream*) { return {}; }
+estring_view tls_stream_get_alpn_selected(ISocketStream*) { return {}; }
 
 int tls_stream_handshake(ISocketStream*) {
     errno = ENOSYS;

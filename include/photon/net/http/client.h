@@ -27,6 +27,7 @@
 #include <photon/common/callback.h>
 #include <photon/common/object.h>
 #include <photon/common/stream.h>
+#include <photon/common/string_view.h>
 #include <photon/common/timeout.h>
 #include <photon/net/http/message.h>
 #include <photon/net/http/url.h>
@@ -95,8 +96,8 @@ public:
         // This operation's own proxy ("http://host:port"), overriding the
         // client's; sets enable_proxy. -1 EINVAL for a bad URL.
         int set_proxy(std::string_view proxy);
-        void clear_proxy() { proxy_ = URL(); }
-        URL* get_proxy() { return &proxy_; }
+        void clear_proxy() { proxy_.clear(); }
+        const StoredURL* get_proxy() { return &proxy_; }
 
         // The URL to request (absolute http/https), keeping verb and headers;
         // -1 EINVAL if it is not a valid URL.
@@ -136,7 +137,7 @@ public:
         friend class ClientImpl;
 
         Client* client_;
-        URL proxy_;
+        StoredURL proxy_;
         const void* body_buffer_ = nullptr;
         size_t body_buffer_size_ = 0;
         uint16_t buf_size_;
@@ -172,8 +173,9 @@ public:
     // Headers added to every request that does not set them itself.
     virtual Headers* common_headers() = 0;
 
-    // "http://host:port" of an HTTP proxy: requests go to it in absolute
-    // form; https:// targets are tunnelled with CONNECT. Operations made
+    // "http://[user:passwd@]host:port" of an HTTP proxy: requests go to it
+    // in absolute form; https:// targets are tunnelled with CONNECT; a
+    // user:passwd is sent as Proxy-Authorization: Basic. Operations made
     // afterwards use it (Operation::enable_proxy).
     void set_proxy(std::string_view proxy) {
         m_proxy_url.from_string(proxy);
@@ -182,7 +184,7 @@ public:
     void set_user_agent(std::string_view user_agent) { m_user_agent = std::string(user_agent); }
     // Source addresses, picked at random per new connection.
     void set_bind_ips(std::vector<IPAddr>& ips) { m_bind_ips = ips; }
-    URL* get_proxy() { return &m_proxy_url; }
+    StoredURL* get_proxy() { return &m_proxy_url; }
     void enable_proxy() { m_proxy = true; }
     void disable_proxy() { m_proxy = false; }
     bool has_proxy() { return m_proxy; }
@@ -203,7 +205,7 @@ protected:
     // Called by Operation's destructor: returns or closes its connection.
     virtual void release(Operation* op) = 0;
 
-    URL m_proxy_url;
+    StoredURL m_proxy_url;
     std::string m_user_agent;
     uint64_t m_timeout = -1UL;
     bool m_proxy = false;

@@ -1,14 +1,26 @@
 // Headers: an HTTP field section. Names compare case-insensitively, order
 // and duplicates are kept, and size is bounded (count and bytes) so a peer
 // cannot grow it without limit. Plain value type: any vCPU, never yields.
+//
+// PhotonLibOS's API is here too (HeadersBase is this class). It differs
+// where Photon's was a trap: fields iterate in insertion order and a repeated
+// name answers with its first value (Photon kept them sorted by name and
+// found the latest); insert() fails with -1 and errno, not -EEXIST; values
+// with CR or LF are refused; content_length(n), range() and content_range()
+// replace a field already there instead of failing; an iterator's prefix ++
+// returns the advanced iterator (Photon's returned the old one).
 #pragma once
 
+#include <sys/types.h>
 #include <sys/uio.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -16,6 +28,11 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <photon/common/callback.h>
+#include <photon/common/estring.h>
+#include <photon/common/stream.h>
+#include <photon/net/http/verb.h>
 
 namespace photon {
 namespace net {
@@ -59,8 +76,17 @@ public:
         arrow operator->() const { return {**this}; }
         std::string_view first() const { return h_->name_at(i_); }
         std::string_view second() const { return h_->value_at(i_); }
-        const_iterator& operator++() { return ++i_, *this; }
-        const_iterator operator++(int) { return {h_, i_++}; }
+        // An iterator from equal_range() steps over fields of other names.
+        const_iterator& operator++() {
+            ++i_;
+            if (key_.data()) i_ = h_->next_named(i_, key_);
+            return *this;
+        }
+        const_iterator operator++(int) {
+            auto old = *this;
+            ++*this;
+            return old;
+        }
         const_iterator& operator--() { return --i_, *this; }
         const_iterator operator--(int) { return {h_, i_--}; }
         const_iterator& operator+=(difference_type d) { return i_ += d, *this; }
@@ -80,10 +106,13 @@ public:
 
     private:
         friend class Headers;
-        const_iterator(const Headers* h, size_t i) : h_(h), i_(i) {}
+        const_iterator(const Headers* h, size_t i, std::string_view key = {})
+            : h_(h), i_(i), key_(key) {}
         const Headers* h_ = nullptr;
         size_t i_ = 0;
+        std::string_view key_;  // equal_range's name; data() null otherwise
     };
+    using iterator = const_iterator;  // Photon's name
 
     // A set holds at most max_count fields and max_bytes of
     // "name: value\r\n" text.
@@ -110,6 +139,63 @@ public:
         bytes_ = 0;
     }
 
+    // -- PhotonLibOS's HeadersBase / Headers API ----------------------------
+    void reset() { clear(); }
+    // Photon made buf the set's storage; here the set keeps its own, so buf
+    // is only read: buf_capacity becomes the byte limit and, if buf_size is
+    // not 0, buf holds "Name: value\r\n" lines (an empty line may end them)
+    // that become the fields. 0, or -1 with errno (EINVAL: a malformed line,
+    // ENOBUFS), the set then empty.
+    int reset(void* buf, uint16_t buf_capacity, uint16_t buf_size = 0);
+    std::string_view get_value(std::string_view name) const { return get(name); }
+    // The value of the i-th field (in order of insertion); "" past the end.
+    std::string_view operator[](size_t i) const {
+        return i < slots_.size() ? value_at(i) : std::string_view();
+    }
+    // The fields named `name`: [first, end()), stepping over other names
+    // with ++ (Photon's were adjacent, its fields kept sorted).
+    std::pair<const_iterator, const_iterator> equal_range(std::string_view name) const {
+        size_t i = next_named(0, name);
+        return {i < slots_.size() ? const_iterator(this, i, name) : end(), end()};
+    }
+    // Inserts every field of h (as insert); -1 at the first failure.
+    int merge(const Headers& h, int allow_dup = 0) {
+        for (auto f : h)
+            if (insert(f.first, f.second, allow_dup) < 0) return -1;
+        return 0;
+    }
+    // Appends text to the value of the field inserted last; false with errno
+    // (ENOENT: none, EINVAL: the result is no field value, ENOBUFS).
+    bool value_append(std::string_view value);
+    // insert(name, printf(fmt, xs...)); -1 ENOBUFS if the text needs more
+    // than BufCap - 1 bytes (Photon returned -ENOBUFS).
+    template <size_t BufCap = 64, typename... Ts>
+    int insert_format(std::string_view name, const char* fmt, Ts... xs) {
+        char buf[BufCap];
+        int n = snprintf(buf, sizeof(buf), fmt, xs...);
+        if (n < 0 || (size_t)n >= sizeof(buf)) {
+            errno = ENOBUFS;
+            return -1;
+        }
+        return insert(name, {buf, (size_t)n});
+    }
+    // Bytes of "name: value\r\n" text (Photon's size(): its buffer's use).
+    size_t size() const { return bytes_; }
+    // Photon's kv_size(): the bytes its field index took, 8 per field.
+    size_t kv_size() const { return slots_.size() * 8; }
+    size_t space_remain() const { return max_bytes_ > bytes_ ? max_bytes_ - bytes_ : 0; }
+    // Sets Host (Photon also moved its buffer by delta, meaningless here).
+    int reset_host(int /*delta*/, std::string_view host) { return set("Host", host); }
+    // "Range: bytes=a-b" as {a, b}: {a, -1} for "a-", {-1, n} for the
+    // suffix "-n", {0, -1} if absent or not one such range.
+    std::pair<ssize_t, ssize_t> range() const;
+    // Sets "Range: bytes=from-to"; 0 or -1 as insert.
+    int range(uint64_t from, uint64_t to);
+    // Sets "Content-Range: bytes start-end/size" ("/*" for size -1).
+    int content_range(size_t start, size_t end, ssize_t size = -1);
+    // The message body is chunked (Transfer-Encoding ends with chunked).
+    bool chunked() const;
+
     // The first value of `name`, "" if absent. Views stay valid until the
     // set next changes.
     std::string_view operator[](std::string_view name) const { return get(name); }
@@ -127,9 +213,9 @@ public:
 
     const_iterator begin() const { return {this, 0}; }
     const_iterator end() const { return {this, slots_.size()}; }
-    size_t size() const { return slots_.size(); }
+    size_t field_count() const { return slots_.size(); }
     bool empty() const { return slots_.empty(); }
-    size_t bytes() const { return bytes_; }  // of "name: value\r\n" text
+    size_t bytes() const { return bytes_; }  // of "name: value\r\n" text, as size()
 
     // Appends "name: value\r\n" for each field.
     void serialize(std::string* out) const;
@@ -144,6 +230,11 @@ private:
         return {buf_.data() + s.off + s.name_len, s.value_len};
     }
     bool name_is(size_t i, std::string_view name) const;
+    // The first field at or after i named `name`; size() if none.
+    size_t next_named(size_t i, std::string_view name) const {
+        while (i < slots_.size() && !name_is(i, name)) i++;
+        return i;
+    }
     bool aliases(std::string_view s) const {  // points into buf_
         const char* b = buf_.data();
         return std::less_equal<>()(b, s.data()) && std::less<>()(s.data(), b + buf_.size());
@@ -159,6 +250,30 @@ private:
     size_t max_bytes_;
     size_t bytes_ = 0;
 };
+
+// Photon's base class; one class here.
+using HeadersBase = Headers;
+
+// Photon's headers with a fixed budget: BUF_CAPACITY bytes of fields.
+template <uint16_t BUF_CAPACITY = 64 * 1024 - 1>
+class CommonHeaders : public Headers {
+public:
+    CommonHeaders() : Headers(UINT16_MAX, BUF_CAPACITY) {}
+};
+
+// Photon's helpers writing into a raw buffer the caller sized: the decimal
+// digits of x / the bytes of sv at ptr, which moves past them.
+inline void buf_append(char*& ptr, uint64_t x) {
+    char digits[20];
+    int n = 0;
+    do digits[n++] = (char)('0' + x % 10);
+    while (x /= 10);
+    while (n) *ptr++ = digits[--n];
+}
+inline void buf_append(char*& ptr, std::string_view sv) {
+    if (!sv.empty()) memcpy(ptr, sv.data(), sv.size());
+    ptr += sv.size();
+}
 
 bool iequals(std::string_view a, std::string_view b);
 // Whether the comma-separated list `list` holds `token` (case-insensitive,

@@ -1,8 +1,13 @@
 // HTTP/1.1 messages over a connection: Request and Response read their head
 // and body from an InputBuffer (which keeps bytes of the next pipelined
-// message for the next receive) and write head and body to an IStream.
-// No sockets here: a server or client binds them to a connection. Calls
-// block the calling coroutine on the stream.
+// message for the next receive) and write head and body to an IStream. A
+// server or client binds them to a connection (or reset(ISocketStream*) to
+// a socket, as in Photon). Calls block the calling coroutine on the stream.
+//
+// PhotonLibOS's API is here, with these differences: its raw head buffer is
+// gone (the buffer arguments only bound the head size), so
+// Request::get_remain_space() is not provided; set_result() keeps the
+// headers already set (Photon's cleared them); receive_header() is public.
 #pragma once
 
 #include <sys/uio.h>
@@ -12,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include <photon/common/callback.h>
+#include <photon/common/estring.h>
 #include <photon/common/stream.h>
 #include <photon/net/http/body.h>
 #include <photon/net/http/headers.h>
@@ -21,24 +28,76 @@
 
 namespace photon {
 namespace net {
+
+class ISocketStream;
+
 namespace http {
+
+// Photon's message states, in Message::message_status.
+enum MessageStatus {
+    INIT,           // nothing sent or received yet
+    HEADER_SENT,    // the head went out
+    BODY_SENT,      // body bytes were written (or attempted)
+    HEADER_PARSED,  // a head was received
+};
 
 class Message : public IStream {
 public:
     Headers headers;
     Headers trailers;  // of a received chunked body; kept apart from headers
+    // Photon's public state (MessageStatus), kept up to date by the message.
+    int message_status = INIT;
 
     explicit Message(const Limits& limits = {});
+    // Photon's: buf_capacity bounds the head (here the message keeps its own
+    // storage; buf is not used, but freed with free() by the message if
+    // buf_ownership).
+    Message(void* buf, uint16_t buf_capacity, bool buf_ownership = false);
+    ~Message() override;
+    Message(const Message&) = delete;
+    Message& operator=(const Message&) = delete;
+
     // Binds to a connection and clears the message: reads come through `in`
     // (owned by the caller, one per connection), writes go to `out`.
     void reset(InputBuffer* in, IStream* out);
+    // Photon's: binds to socket stream s (reads through a buffer of the
+    // message's own), clearing the message; deletes s later (at the next
+    // reset or destruction) if stream_ownership.
+    void reset(ISocketStream* s, bool stream_ownership = false);
+    // Photon's: as above; a buffer of ours replaces buf (which is freed
+    // with free() if buf_ownership), buf_capacity bounds the head.
+    void reset(void* buf, uint16_t buf_capacity, bool buf_ownership = false,
+               ISocketStream* s = nullptr, bool stream_ownership = false);
+    // Clears the message and unbinds it (deleting an owned stream).
+    void reset();
+    // Sets message_status; INIT also lets the head be sent again.
+    void reset_status(int status = INIT) {
+        message_status = status;
+        if (status == INIT) head_sent_ = false;
+    }
+    // Photon's: the socket stream the message is bound to, which the caller
+    // now owns if the message did; the message is unbound (bytes it had
+    // buffered are dropped). nullptr if none. A handler of an HTTPServer
+    // gets the connection, still the server's (it closes it when the handler
+    // returns); connection_stream() (server.h) is the way to take one over.
+    ISocketStream* steal_socket_stream();
+    // "1.1" or "1.0": the version received (1.1 for ours to send).
+    std::string_view version() const { return minor_ ? "1.1" : "1.0"; }
+    // The request's method: a Request's own, a Response's request's.
+    Verb verb() const;
 
     int minor_version() const { return minor_; }  // HTTP/1.<minor>
     void minor_version(int minor) { minor_ = minor ? 1 : 0; }
     bool keep_alive() const { return keep_alive_; }
+    // Before the head is sent: false adds "Connection: close" (a server
+    // closes after such a response), true drops it. 0, or -1 as insert.
+    int keep_alive(bool ka);
     Framing framing() const { return framing_; }
     // Content-Length of a received body; -1 if unknown (chunked, until close).
     int64_t body_size() const;
+    // The size of the whole resource: the total of "Content-Range: bytes
+    // a-b/total", else Content-Length; -1 if unknown.
+    int64_t resource_size() const;
     // Why the last receive_header() or read() failed with EPROTO.
     ParseError parse_error() const { return error_; }
     const Limits& limits() const { return limits_; }
@@ -89,6 +148,7 @@ public:
         headers.serialize(head);
         head->append("\r\n");
         head_sent_ = true;
+        message_status = HEADER_SENT;
         writer_.reset(out_, Framing::None, 0);
         return 0;
     }
@@ -106,6 +166,10 @@ protected:
     virtual bool body_allowed() const { return true; }
     int fail(ParseError e);
     void clear_state();
+    // The socket stream bound by reset(ISocketStream*), or the output if it
+    // is one.
+    ISocketStream* socket_stream() const;
+    void release_stream();
 
     Limits limits_;
     InputBuffer* in_ = nullptr;
@@ -118,11 +182,23 @@ protected:
     int minor_ = 1;
     bool keep_alive_ = true;
     bool head_sent_ = false;
+    // reset(ISocketStream*)'s binding.
+    std::unique_ptr<InputBuffer> own_in_;
+    ISocketStream* stream_ = nullptr;
+    bool stream_ownership_ = false;
+    void* own_buf_ = nullptr;  // Photon's buffer, freed for it
 };
 
 class Request : public Message {
 public:
     using Message::Message;
+    // Photon's: a request of verb v to url (see reset(v, url)); buf as
+    // Message's.
+    Request(void* buf, uint16_t buf_capacity, Verb v, std::string_view url,
+            bool enable_proxy = false)
+        : Message(buf, buf_capacity) {
+        (void)reset(v, url, enable_proxy);
+    }
 
     // Reads and parses the next request head, first dropping any unread
     // rest of the previous body. 0, or -1 with errno: ENODATA (the peer
@@ -153,9 +229,10 @@ public:
 
     // -- the client side ----------------------------------------------------
     using Message::reset;
-    // A request of verb v to the absolute http(s) `url`: target in
-    // origin-form (absolute-form for an http URL when enable_proxy), Host
-    // from the URL, headers cleared. 0, or -1 EINVAL (a bad URL).
+    // A request of verb v to the http(s) `url`: target in origin-form
+    // (absolute-form for an http URL when enable_proxy), Host from the URL,
+    // headers cleared. A relative url ("/path?q") sets the target only.
+    // 0, or -1 EINVAL (a bad URL).
     int reset(Verb v, std::string_view url, bool enable_proxy = false);
     // Re-targets to `location`, absolute or relative to url() (RFC 3986
     // 5.2), as reset() but keeping the headers other than Host.
@@ -164,7 +241,13 @@ public:
     const URL& url() const { return url_; }
     bool secure() const { return url_.secure(); }
     uint16_t port() const { return url_.port(); }
-    std::string_view host_no_port() const { return url_.host(); }
+    // The host without port (nor IPv6 brackets): the URL's, or, of a
+    // received request, its Host field's.
+    std::string_view host_no_port() const;
+    // Photon's: the connection's socket stream, nullptr if unbound. For a
+    // request an HTTPServer serves, reading or writing it takes the
+    // connection over (connection_stream()).
+    ISocketStream* get_socket_stream() { return socket_stream(); }
 
 protected:
     ParseError parse_head(std::string_view head) override;
@@ -181,17 +264,27 @@ private:
 class Response : public Message {
 public:
     using Message::Message;
+    Response(char* buf, uint16_t buf_capacity) : Message(buf, buf_capacity) {}
+    using Message::reset;
+    // Photon's: as Message::reset(buf, ...), answering a request of verb v.
+    void reset(char* buf, uint16_t buf_capacity, bool buf_ownership = false,
+               ISocketStream* stream = nullptr, bool stream_ownership = false,
+               Verb v = Verb::UNKNOWN) {
+        Message::reset(buf, buf_capacity, buf_ownership, stream, stream_ownership);
+        status_ = 200;
+        reason_ = "OK";
+        request_verb_ = v == Verb::UNKNOWN ? Verb::GET : v;
+    }
+    // The method of the request this answers.
+    Verb verb() const { return request_verb_; }
 
     // Reads and parses a response head to a request of `request_verb` (HEAD
     // and CONNECT change the framing). 1xx heads are returned as they are.
     // 0 or -1 as Request::receive_header().
     int receive_header(Verb request_verb = Verb::GET);
 
-    int status_code() const { return status_; }
+    uint16_t status_code() const { return (uint16_t)status_; }
     std::string_view status_message() const { return reason_; }
-    // The size of the whole resource: the total of "Content-Range: bytes
-    // a-b/total", else Content-Length; -1 if unknown.
-    int64_t resource_size() const;
     // Sets the status; an empty reason takes the standard one. -1 EINVAL if
     // code is outside 100..599 or reason holds CR, LF or controls.
     int set_result(int code, std::string_view reason = "");
@@ -218,6 +311,8 @@ private:
 
 // The standard reason phrase of a status code, "" if unknown.
 std::string_view status_reason(int code);
+// Photon's name for it.
+inline std::string_view obsolete_reason(int code) { return status_reason(code); }
 
 }  // namespace http
 }  // namespace net

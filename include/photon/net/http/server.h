@@ -5,11 +5,13 @@
 //
 //   auto http = new_http_server();
 //   http->add_handler(new_fs_handler(fs), true, "/static/");
-//   http->add_handler({&obj, &Obj::handle}, "/api");
+//   http->add_handler({&obj, &Obj::handle}, "/api");  // int Obj::handle(Request&,
+//                                                    //   Response&, std::string_view)
 //   tcp->set_handler(http->get_connection_handler());
 //   tcp->bind_v4localhost(8080); tcp->listen(); tcp->start_loop(true);
 #pragma once
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <string_view>
@@ -17,6 +19,7 @@
 
 #include <photon/common/callback.h>
 #include <photon/common/object.h>
+#include <photon/common/string_view.h>
 #include <photon/net/http/message.h>
 #include <photon/net/socket.h>
 
@@ -38,8 +41,11 @@ enum class Protocol { HTTP = 0, HTTPS };
 // negative return closes the connection after the response: if the handler
 // sent nothing, a 500 (or the status of the request body's error: 400, 413,
 // 408) is sent first; a chunked body it started is not ended, so the client
-// sees it cut short. `remain` is the request's path after the handler's
-// pattern. The server adds Server and Date fields before the handler runs.
+// sees it cut short. The third argument is the pattern the handler was added
+// with ("" for the default handler), as in Photon; pattern_remain() gives the
+// path after it. The server adds Server and Date fields before the handler
+// runs, and resp.keep_alive() tells whether the connection stays open (a
+// handler may set it false).
 //
 // Writes: the response head is held back and leaves with the first body
 // write (one writev), or when the response is complete; a handler that sends
@@ -52,7 +58,7 @@ using DelegateHTTPHandler = Delegate<int, Request&, Response&, std::string_view>
 
 class HTTPHandler : public Object {
 public:
-    virtual int handle_request(Request& req, Response& resp, std::string_view remain) = 0;
+    virtual int handle_request(Request& req, Response& resp, std::string_view pattern) = 0;
 };
 
 // Extension: limits and timeouts (microseconds; -1 = none). A violation is
@@ -98,9 +104,11 @@ public:
     // later are closed at once: terminate the ISocketServer first. Call it
     // from a photon coroutine (any vCPU). Deleting the server is abrupt: it
     // shuts the open connections down and waits for their handlers.
-    virtual int stop(uint64_t timeout = -1ULL) = 0;
-    // Extension: the number of connections being served now.
-    virtual size_t connections() const = 0;
+    // (Not pure, so that an HTTPServer written for Photon compiles: the
+    // default fails with ENOSYS.)
+    virtual int stop(uint64_t /*timeout*/ = -1ULL) { return errno = ENOSYS, -1; }
+    // Extension: the number of connections being served now (default 0).
+    virtual size_t connections() const { return 0; }
 };
 
 class Client;
@@ -129,6 +137,13 @@ HTTPHandler* new_default_forward_proxy_handler(uint64_t timeout = -1);
 HTTPServer* new_http_server();
 // Extension: with limits and timeouts.
 HTTPServer* new_http_server(const ServerOptions& options);
+
+// Extension: the part of req's path after `pattern`, a handler's third
+// argument: "/a.txt" for "/static/a.txt" and "/static", "a.txt" for
+// "/static/"; "" for an exact ("=...") pattern; the path (without query;
+// of an absolute-form target, its path) for "" or a pattern it does not
+// start with. Views req.
+std::string_view pattern_remain(const Request& req, std::string_view pattern);
 
 // Extension: the connection a request being served by an HTTPServer came
 // on, for a handler that takes it over (a CONNECT tunnel): what the response

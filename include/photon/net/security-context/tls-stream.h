@@ -11,12 +11,14 @@
 // factories fail with ENOSYS.
 #pragma once
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
 #include <photon/common/callback.h>
+#include <photon/common/estring.h>
 #include <photon/common/object.h>
 #include <photon/net/socket.h>
 
@@ -49,24 +51,28 @@ public:
     // Client: the protocols offered, e.g. {"h2", "http/1.1"}. A server context
     // given protos (and no select callback) picks the first one the client
     // offers too.
-    virtual int set_alpn_protos(const std::vector<std::string_view>& protos) = 0;
+    virtual int set_alpn_protos(const std::vector<estring_view>& protos) = 0;
     // Server: picks one of the client's protos (return one of the vector's
     // elements); an empty answer negotiates no protocol.
-    virtual int set_alpn_select_cb(
-        Delegate<std::string_view, const std::vector<std::string_view>&> cb) = 0;
+    virtual int set_alpn_select_cb(Delegate<estring_view, const std::vector<estring_view>&> cb) = 0;
     // Trusts the PEM CA certificate(s).
     virtual int set_ca_cert(const char* ca_cert_str) = 0;
     // Trusts the CAs in a PEM file and/or a hashed CA directory (c_rehash).
     virtual int set_ca_file(const char* ca_file, const char* ca_path = nullptr) = 0;
 
-    // -- extensions ---------------------------------------------------------
+    // -- extensions (not pure, so that a TLSContext written for Photon
+    // compiles; the defaults fail with ENOSYS) ----------------------------
     // The PEM certificate (chain) / private key from files.
-    virtual int set_cert_file(const char* path) = 0;
-    virtual int set_pkey_file(const char* path, const char* passphrase = nullptr) = 0;
+    virtual int set_cert_file(const char* /*path*/) { return errno = ENOSYS, -1; }
+    virtual int set_pkey_file(const char* /*path*/, const char* /*passphrase*/ = nullptr) {
+        return errno = ENOSYS, -1;
+    }
     // Server SNI: a client asking for `hostname` (case-insensitive, exact)
     // gets ctx's certificate and key instead of this context's. ctx must
     // outlive this context; nullptr removes the entry.
-    virtual int add_sni_context(const char* hostname, TLSContext* ctx) = 0;
+    virtual int add_sni_context(const char* /*hostname*/, TLSContext* /*ctx*/) {
+        return errno = ENOSYS, -1;
+    }
 };
 
 // A context with an optional PEM certificate and key (encrypted keys need the
@@ -100,7 +106,7 @@ ISocketClient* new_tls_client(TLSContext* ctx, ISocketClient* base, bool ownersh
 // returns void).
 int tls_stream_set_hostname(ISocketStream* stream, const char* hostname);
 // The protocol ALPN selected; empty if none (or not a TLS stream).
-std::string_view tls_stream_get_alpn_selected(ISocketStream* stream);
+estring_view tls_stream_get_alpn_selected(ISocketStream* stream);
 
 // -- extensions -------------------------------------------------------------
 // Runs the handshake now if not done; 0, or -1 with errno: EACCES when the
