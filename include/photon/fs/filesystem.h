@@ -23,8 +23,6 @@
 #include <photon/common/object.h>
 #include <photon/common/stream.h>
 
-struct fiemap;
-
 #define UNIMPLEMENTED(func) \
     virtual func {          \
         errno = ENOSYS;     \
@@ -45,6 +43,8 @@ namespace photon {
 namespace fs {
 
 const static size_t ALIGNMENT_4K = 4096;
+
+struct fiemap;
 
 class IFileSystem;
 
@@ -131,6 +131,40 @@ public:
     int zero_range(off_t offset, off_t len) {
         return fallocate(FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, offset, len);
     }
+
+    // The data calls as member pointers, to tell reads from writes in generic
+    // code; the write members' pointers are cast only to be compared.
+    typedef ssize_t (IFile::*FuncPIO)(void* buf, size_t count, off_t offset);
+    FuncPIO _and_pread() { return &IFile::pread; }
+    FuncPIO _and_pwrite() { return (FuncPIO)&IFile::pwrite; }
+    bool is_readf(FuncPIO f) { return f == _and_pread(); }
+    bool is_writef(FuncPIO f) { return f == _and_pwrite(); }
+
+    typedef ssize_t (IFile::*FuncPIOV_mutable)(struct iovec* iov, int iovcnt, off_t offset);
+    FuncPIOV_mutable _and_preadv_mutable() { return &IFile::preadv_mutable; }
+    FuncPIOV_mutable _and_pwritev_mutable() { return &IFile::pwritev_mutable; }
+    bool is_readf(FuncPIOV_mutable f) { return f == _and_preadv_mutable(); }
+    bool is_writef(FuncPIOV_mutable f) { return f == _and_pwritev_mutable(); }
+
+    typedef ssize_t (IFile::*FuncPIOCV)(const struct iovec* iov, int iovcnt, off_t offset);
+    FuncPIOCV _and_preadcv() { return &IFile::preadv; }
+    FuncPIOCV _and_pwritecv() { return &IFile::pwritev; }
+    bool is_readf(FuncPIOCV f) { return f == _and_preadcv(); }
+    bool is_writef(FuncPIOCV f) { return f == _and_pwritecv(); }
+
+    typedef ssize_t (IFile::*FuncPIOV2_mutable)(struct iovec* iov, int iovcnt, off_t offset,
+                                                int flags);
+    FuncPIOV2_mutable _and_preadv2_mutable() { return &IFile::preadv2_mutable; }
+    FuncPIOV2_mutable _and_pwritev2_mutable() { return &IFile::pwritev2_mutable; }
+    bool is_readf(FuncPIOV2_mutable f) { return f == _and_preadv2_mutable(); }
+    bool is_writef(FuncPIOV2_mutable f) { return f == _and_pwritev2_mutable(); }
+
+    typedef ssize_t (IFile::*FuncPIOCV2)(const struct iovec* iov, int iovcnt, off_t offset,
+                                         int flags);
+    FuncPIOCV2 _and_preadcv2() { return &IFile::preadv2; }
+    FuncPIOCV2 _and_pwritecv2() { return &IFile::pwritev2; }
+    bool is_readf(FuncPIOCV2 f) { return f == _and_preadcv2(); }
+    bool is_writef(FuncPIOCV2 f) { return f == _and_pwritecv2(); }
 };
 
 class IFileXAttr {
