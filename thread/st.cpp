@@ -129,7 +129,7 @@ int st_key_create(int* keyp, void (*destructor)(void*)) {
     std::lock_guard<std::mutex> lock(g_keys_lock);
     int n = g_nkeys.load(std::memory_order_relaxed);
     if (n >= kMaxKeys) return fail(EAGAIN);
-    if (photon::thread_key_create(&g_keys[n], destructor) < 0) return -1;
+    if (int e = photon::thread_key_create(&g_keys[n], destructor)) return fail(e);
     g_nkeys.store(n + 1, std::memory_order_release);  // publishes g_keys[n]
     *keyp = n;
     return 0;
@@ -139,7 +139,8 @@ int st_key_getlimit(void) { return kMaxKeys; }
 
 int st_thread_setspecific(int key, void* value) {
     if (key < 0 || key >= g_nkeys.load(std::memory_order_acquire)) return fail(EINVAL);
-    return photon::thread_setspecific(g_keys[key], value);
+    int e = photon::thread_setspecific(g_keys[key], value);
+    return e ? fail(e) : 0;
 }
 
 void* st_thread_getspecific(int key) {

@@ -9,9 +9,29 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <photon/common/callback.h>
+
 #include "stack_slab.h"
 
 namespace photon {
+
+// A user's stack allocator: where new stacks come from instead of the slabs.
+struct user_stack_allocator {
+    Delegate<void*, size_t> alloc;
+    Delegate<void, void*, size_t> dealloc;
+};
+// Selects `a` for stacks made from now on (nullptr: the built-in allocator).
+// `a` must stay valid for good: stacks made meanwhile may still be in use.
+void select_stack_allocator(const user_stack_allocator* a);
+// Bytes zeroed below the top of a stack taken from a vCPU cache (0: none).
+void set_stack_wipe_bytes(uint32_t bytes);
+
+// Counts of the built-in allocator's caches, summed over the OS threads.
+struct stack_cache_counts {
+    uint64_t hits, misses;
+    size_t pooled_bytes;
+};
+stack_cache_counts get_stack_cache_counts();
 
 class stack_pool {
 public:

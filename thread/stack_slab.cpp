@@ -72,6 +72,7 @@ struct slab_state {
     bool detected;         // method below
     guard_method method;
     bool warned;
+    slab_usage usage = {};  // stacks_out is filled in by get_slab_usage()
 };
 
 slab_state g = {PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, false, false, 0, false,
@@ -211,6 +212,8 @@ stack_slab* new_slab(slab_class* c) {
     c->nslabs++;
     g.slabs++;
     g.maps++;
+    g.usage.mapped_bytes += n * ss;
+    g.usage.maps++;
     list_room(c, s);
     return s;
 }
@@ -262,6 +265,7 @@ char* take_slot(slab_class* c, stack_slab** slab, bool* guarded) {
     if (s->nfree == 0 && s->fresh == s->nslots) unlist_room(c, s);
     s->live++;
     g.stacks_out++;
+    g.usage.usable_out += c->slot_size - page_size();
     *slab = s;
     *guarded = test_bit(s->guard_bits, i);
     return s->base + (size_t)i * c->slot_size;
@@ -279,6 +283,8 @@ void retire(stack_slab* s) {
     s->cls->nslabs--;
     g.slabs--;
     g.maps -= map_cost(s);
+    g.usage.mapped_bytes -= (size_t)s->nslots * s->cls->slot_size;
+    g.usage.unmaps++;
 }
 
 // Retires the slabs (of `r`, sorted by address) that this give-back empties,
@@ -292,6 +298,7 @@ void retire_emptied(const returned* r, size_t n, stack_slab** dead, size_t* ndea
         if (s->live == k && s->cls->nslabs > 1) {
             retire(s);
             g.stacks_out -= k;
+            g.usage.usable_out -= k * (s->cls->slot_size - page_size());
             dead[(*ndead)++] = s;
         }
         i += k;
@@ -329,6 +336,7 @@ void publish_free(const returned* r, size_t n, stack_slab** dead, size_t* ndead)
         s->nfree++;
         s->live--;
         g.stacks_out--;
+        g.usage.usable_out -= s->cls->slot_size - page_size();
         if (!s->listed) list_room(s->cls, s);
         // Emptied only now: another vCPU's give-back saw our stacks still out.
         if (s->live == 0 && s->cls->nslabs > 1) {
@@ -407,6 +415,13 @@ void slab_give_back(stack_block** blocks, size_t n) {
 slab_stats get_slab_stats() {
     lock_guard lock;
     return {g.slabs, g.maps, g.stacks_out, g.method};
+}
+
+slab_usage get_slab_usage() {
+    lock_guard lock;
+    slab_usage u = g.usage;
+    u.stacks_out = g.stacks_out;
+    return u;
 }
 
 void override_stack_guard(guard_method m, size_t mprotect_maps) {

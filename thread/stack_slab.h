@@ -14,8 +14,16 @@ struct stack_slab;
 
 // Bookkeeping of one stack, kept in its top bytes.
 struct stack_block {
-    stack_block* next;  // cache list links while pooled by a vCPU
-    stack_block* prev;
+    union {
+        struct {  // a slab's stack: cache list links while pooled by a vCPU
+            stack_block* next;
+            stack_block* prev;
+        };
+        struct {  // a user allocator's stack (never pooled): how to free it
+            void* dealloc_obj;
+            void (*dealloc_fn)(void*, void*, size_t);
+        };
+    };
     stack_slab* slab;  // nullptr: from a user allocator, neither pooled nor guarded
     char* base;        // start of the slot (its guard page, if any)
     size_t total;      // bytes of the slot, guard included
@@ -51,6 +59,16 @@ struct slab_stats {
     guard_method method;  // for new slabs
 };
 slab_stats get_slab_stats();
+
+// Process-wide byte and map counts of the slabs, for the allocator's stats.
+struct slab_usage {
+    size_t mapped_bytes;  // address space of all slabs
+    size_t usable_out;    // usable bytes of the stacks handed out (pooled or in use)
+    size_t stacks_out;    // how many those are
+    uint64_t maps;        // slabs mapped so far
+    uint64_t unmaps;      // slabs unmapped so far
+};
+slab_usage get_slab_usage();
 
 // For tests: slabs created from now on use method `m`, and mprotect guards
 // stay within `mprotect_maps` maps (0: half of vm.max_map_count).

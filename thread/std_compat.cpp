@@ -29,6 +29,8 @@ void throw_error(int err, const char* what) {
 
 }  // namespace detail
 
+void __throw_system_error(int err_num, const char* msg) { detail::throw_error(err_num, msg); }
+
 void thread::join() {
     if (!joinable()) detail::throw_error(EINVAL, "photon_std::thread::join: not joinable");
     if (m_th == photon::CURRENT)

@@ -11,6 +11,7 @@
 
 #include "arch/context.h"
 #include "fiber_annotations.h"
+#include "stackful.h"
 #include "vcpu.h"
 
 namespace photon {
@@ -331,10 +332,12 @@ int stack_pages_gc(thread* th) {
         errno = EINVAL;
         return -1;
     }
-    // Keep a margin below sp for the calls still to come from here.
+    // Keep a margin below sp for the calls still to come from here, and the
+    // stackful_malloc() blocks at the bottom.
     const uintptr_t ps = page_size();
     auto end = ((uintptr_t)sp - 2 * ps) & ~(ps - 1);
     auto begin = (uintptr_t)th->stack_lo;
+    if (char* used = stackful_end(th)) begin = ((uintptr_t)used + ps - 1) & ~(ps - 1);
     if (end <= begin) return 0;
     return madvise((void*)begin, end - begin, MADV_DONTNEED);
 }

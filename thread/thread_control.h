@@ -75,6 +75,8 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
 
     thread_entry start = nullptr;
     void* arg = nullptr;
+    // The entry's result once DONE; while alive, the last stackful_malloc()
+    // block (stackful.cpp): nothing else reads it before the end.
     void* retval = nullptr;
     thread* joiner = nullptr;
 

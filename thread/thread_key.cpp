@@ -1,6 +1,7 @@
 // Coroutine-local values. A key is (generation << 32 | slot); each coroutine
 // keeps a small array of (generation, value) indexed by slot, so a value set
 // under a deleted key is never seen through a new key that reuses its slot.
+// Results are pthread-style error numbers, also stored in errno.
 #include <photon/thread/thread-key.h>
 
 #include <cerrno>
@@ -13,7 +14,7 @@ namespace photon {
 
 namespace {
 
-constexpr uint32_t kMaxKeys = 1024;
+constexpr uint32_t kMaxKeys = THREAD_KEYS_MAX;
 constexpr int kDestructorRounds = 4;  // as PTHREAD_DESTRUCTOR_ITERATIONS
 
 struct key_slot {
@@ -35,6 +36,8 @@ std::mutex g_keys_lock;
 key_slot g_keys[kMaxKeys];
 
 thread_key_t make_key(uint32_t slot, uint32_t gen) { return ((uint64_t)gen << 32) | slot; }
+
+int fail(int err) { return errno = err; }
 
 bool decode(thread_key_t key, uint32_t* slot, uint32_t* gen) {
     *slot = (uint32_t)key;
@@ -68,17 +71,13 @@ int thread_key_create(thread_key_t* key, void (*dtor)(void*)) {
         *key = make_key(i, g_keys[i].generation);
         return 0;
     }
-    errno = EAGAIN;
-    return -1;
+    return fail(EAGAIN);
 }
 
 int thread_key_delete(thread_key_t key) {
     uint32_t slot, gen;
     std::lock_guard<std::mutex> lock(g_keys_lock);
-    if (!decode(key, &slot, &gen) || g_keys[slot].generation != gen) {
-        errno = EINVAL;
-        return -1;
-    }
+    if (!decode(key, &slot, &gen) || g_keys[slot].generation != gen) return fail(EINVAL);
     g_keys[slot].generation++;
     g_keys[slot].dtor = nullptr;
     return 0;
@@ -97,27 +96,24 @@ void* thread_getspecific(thread_key_t key) {
 int thread_setspecific(thread_key_t key, const void* value) {
     uint32_t slot, gen;
     thread* th = CURRENT;
-    if (!th) {
-        errno = ENOSYS;
-        return -1;
-    }
-    if (!decode(key, &slot, &gen) || g_keys[slot].generation != gen) {
-        errno = EINVAL;
-        return -1;
-    }
+    if (!th) return fail(ENOSYS);
+    if (!decode(key, &slot, &gen) || g_keys[slot].generation != gen) return fail(EINVAL);
     tls_block* b = grow(th, slot);
-    if (!b) {
-        errno = ENOMEM;
-        return -1;
-    }
+    if (!b) return fail(ENOMEM);
     b->entries[slot] = {gen, const_cast<void*>(value)};
     return 0;
 }
 
 // At coroutine exit: destroys values of live keys, repeating while
 // destructors set new values, then frees the block.
-void thread_key_run_destructors(thread* th) {
-    auto b = static_cast<tls_block*>(th->tls);
+void thread_key_run_destructors(thread* th) { deallocate_tls(&th->tls); }
+
+void deallocate_tls(void** tls) {
+    if (!tls) {
+        if (!CURRENT) return;
+        tls = &CURRENT->tls;
+    }
+    auto b = static_cast<tls_block*>(*tls);
     if (!b) return;
     for (int round = 0; round < kDestructorRounds; round++) {
         bool any = false;
@@ -132,12 +128,12 @@ void thread_key_run_destructors(thread* th) {
                 dtor(v);
                 any = true;
             }
-            b = static_cast<tls_block*>(th->tls);  // a destructor may have grown it
+            b = static_cast<tls_block*>(*tls);  // a destructor may have grown it
         }
         if (!any) break;
     }
-    free(th->tls);
-    th->tls = nullptr;
+    free(*tls);
+    *tls = nullptr;
 }
 
 }  // namespace photon

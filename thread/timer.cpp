@@ -4,8 +4,16 @@
 
 namespace photon {
 
+namespace {
+
 // Wakes the waiting timer so it re-reads m_timeout / m_stopping.
 constexpr int kRearm = EAGAIN;
+
+// stop() callers waiting for an on_timer to return. Shared by all timers
+// (stops are rare); each waiter rechecks its own timer when woken.
+condition_variable g_stop_waiters;
+
+}  // namespace
 
 Timer::Timer(uint64_t default_timeout, Entry on_timer, bool repeating, uint64_t stack_size)
     : m_on_timer(on_timer),
@@ -19,7 +27,17 @@ Timer::Timer(uint64_t default_timeout, Entry on_timer, bool repeating, uint64_t 
         thread_yield_to(m_th);  // armed (waiting) when the constructor returns
 }
 
-Timer::~Timer() { stop(); }
+Timer::~Timer() {
+    if (!m_th || m_joined) return;
+    m_stopping = true;
+    if (CURRENT == m_th) {  // from on_timer: nobody can join us
+        LOG_ERROR("Timer destroyed from its own on_timer");
+        return;
+    }
+    if (m_waiting) thread_interrupt(m_th, kRearm);
+    thread_join(reinterpret_cast<join_handle*>(m_th));
+    m_joined = true;
+}
 
 void* Timer::stub(void* self) {
     static_cast<Timer*>(self)->run();
@@ -35,8 +53,13 @@ void Timer::run() {
         if (ret < 0) continue;  // re-armed, cancelled or interrupted: wait again
         uint64_t next = m_on_timer.fire();
         if (m_stopping) break;
-        m_timeout = !m_repeating ? UINT64_MAX : next ? next : m_default_timeout;
+        m_timeout = !m_repeating || m_disarm ? UINT64_MAX : next ? next : m_default_timeout;
+        if (m_disarm) {
+            m_disarm = false;
+            g_stop_waiters.notify_all();
+        }
     }
+    g_stop_waiters.notify_all();  // a stop() waiting for us has nothing left to wait for
 }
 
 int Timer::reset(uint64_t new_timeout) {
@@ -54,12 +77,13 @@ int Timer::cancel() {
 }
 
 int Timer::stop() {
-    if (!m_th || m_joined) return 0;
-    m_stopping = true;
-    if (CURRENT == m_th) return 0;  // from on_timer: the loop ends after it
-    if (m_waiting) thread_interrupt(m_th, kRearm);
-    thread_join(reinterpret_cast<join_handle*>(m_th));
-    m_joined = true;
+    if (!m_th || m_joined || m_stopping) return 0;
+    if (m_waiting) return cancel();
+    m_disarm = true;  // on_timer runs: disarm once it returns
+    if (CURRENT == m_th) return 0;
+    // Its stub sets m_waiting again and wakes us (the condition is ours to
+    // check: the same vCPU runs both, nothing can slip in between).
+    while (m_disarm && !m_stopping) g_stop_waiters.wait_no_lock();
     return 0;
 }
 

@@ -1,12 +1,17 @@
 // Library-wide initialization: photon::init() makes the calling OS thread a
 // vCPU with its event engine and I/O engines; photon::fini() undoes it.
 // Call both on the same OS thread, outside any coroutine but its main one.
+//
+// As PhotonLibOS's photon.h, with fini_hook_late() added. STACK_ALLOCATOR_*
+// come from stack-allocator.h (included); every value selects the built-in
+// pooled stack allocator there.
 #pragma once
 
 #include <inttypes.h>
 #include <cstdint>
 
 #include <photon/common/callback.h>
+#include <photon/thread/stack-allocator.h>
 
 namespace photon {
 
@@ -36,7 +41,7 @@ struct PhotonOptions {
     int libaio_queue_depth = 32;
     uint32_t iouring_sq_thread_cpu = 0;
     uint32_t iouring_sq_thread_idle_ms = 1000;
-    uint8_t use_pooled_stack_allocator = 0;  // STACK_ALLOCATOR_*; stacks are always pooled
+    uint8_t use_pooled_stack_allocator = STACK_ALLOCATOR_DEFAULT;  // see stack-allocator.h
     bool bypass_threadpool = false;
 };
 

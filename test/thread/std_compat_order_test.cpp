@@ -2,6 +2,7 @@
 // later headers, and user code inside namespace photon, then see the alias
 // `photon::std` = photon_std, and must still find the ordinary ::std names
 // through it. std_compat_test.cpp covers the opposite order.
+#define PHOTON_STD_ALIAS  // the opt-in photon::std alias is under test too
 #include <photon/thread/std-compat.h>
 
 #include <photon/common/alog-stdstring.h>

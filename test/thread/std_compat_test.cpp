@@ -5,6 +5,7 @@
 //
 // Every other public photon header comes first and std-compat.h last, the
 // opposite of std_compat_order_test.cpp.
+#define PHOTON_STD_ALIAS  // the opt-in photon::std alias is under test too
 #include <photon/common/alog-stdstring.h>
 #include <photon/common/alog.h>
 #include <photon/common/callback.h>

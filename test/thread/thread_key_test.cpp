@@ -100,10 +100,10 @@ TEST_F(ThreadKey, DeletedKeyReadsNullAndRejectsSetWithEinval) {
     EXPECT_EQ(0, photon::thread_key_delete(key));
     EXPECT_EQ(nullptr, photon::thread_getspecific(key));
     errno = 0;
-    EXPECT_EQ(-1, photon::thread_setspecific(key, val(1)));
+    EXPECT_EQ(EINVAL, photon::thread_setspecific(key, val(1)));  // pthread-style
     EXPECT_EQ(EINVAL, errno);
     errno = 0;
-    EXPECT_EQ(-1, photon::thread_key_delete(key));
+    EXPECT_EQ(EINVAL, photon::thread_key_delete(key));
     EXPECT_EQ(EINVAL, errno);
 }
 
@@ -153,9 +153,9 @@ TEST_F(ThreadKey, KeysRunOutWithEagainAndComeBackWhenDeleted) {
         if (ret != 0) break;
         keys.push_back(k);
     }
-    EXPECT_EQ(-1, ret);
+    EXPECT_EQ(EAGAIN, ret);
     EXPECT_EQ(EAGAIN, errno);
-    EXPECT_GE(keys.size(), 128u);  // PTHREAD_KEYS_MAX's minimum
+    EXPECT_EQ(photon::THREAD_KEYS_MAX, keys.size());
     for (auto key : keys) EXPECT_EQ(0, photon::thread_key_delete(key));
     ASSERT_EQ(0, photon::thread_key_create(&k, nullptr));
     EXPECT_EQ(0, photon::thread_key_delete(k));
@@ -173,7 +173,7 @@ TEST_F(ThreadKey, SetspecificOutsideAVcpuFailsWithEnosys) {
         got = photon::thread_getspecific(key);
     });
     os.join();
-    EXPECT_EQ(-1, ret);
+    EXPECT_EQ(ENOSYS, ret);
     EXPECT_EQ(ENOSYS, err);
     EXPECT_EQ(nullptr, got);
     EXPECT_EQ(0, photon::thread_key_delete(key));
@@ -226,5 +226,27 @@ TEST_F(ThreadKey, ThreadLocalPtrIsNotCreatedByACoroutineThatDoesNotUseIt) {
     EXPECT_EQ(1, Counted::ctors);
     EXPECT_EQ(1, Counted::dtors);
 }
+
+TEST_F(ThreadKey, DeallocateTlsRunsTheDestructorsOfTheCallersValuesAndFreesThem) {
+    g_destroyed.clear();
+    photon::thread_key_t key;
+    ASSERT_EQ(0, photon::thread_key_create(&key, &record_dtor));
+    photon::thread_create11([&] {
+        ASSERT_EQ(0, photon::thread_setspecific(key, val(6)));
+        photon::deallocate_tls();  // as a ThreadPool worker between tasks
+        EXPECT_EQ(std::vector<void*>{val(6)}, g_destroyed);
+        EXPECT_EQ(nullptr, photon::thread_getspecific(key));
+        photon::deallocate_tls();                               // nothing left: a no-op
+        ASSERT_EQ(0, photon::thread_setspecific(key, val(7)));  // usable again
+    });
+    photon::wait_all();
+    EXPECT_EQ((std::vector<void*>{val(6), val(7)}), g_destroyed);
+    void* none = nullptr;
+    photon::deallocate_tls(&none);  // an empty storage
+    EXPECT_EQ(nullptr, none);
+    EXPECT_EQ(0, photon::thread_key_delete(key));
+}
+
+TEST(ThreadKeyOffVcpu, DeallocateTlsOffAVcpuDoesNothing) { photon::deallocate_tls(); }
 
 }  // namespace

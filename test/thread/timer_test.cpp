@@ -121,7 +121,8 @@ TEST_F(TimerTest, CancelRightAfterConstructionDisarmsTheTimer) {
     EXPECT_EQ(0u, rec.count());
 }
 
-TEST_F(TimerTest, StopEndsTheTimerAndLaterCallsFail) {
+// As Photon's: stop() disarms (the coroutine stays, reset() re-arms it).
+TEST_F(TimerTest, StopDisarmsTheTimerUntilReset) {
     Recorder rec;
     photon::Timer t(2 * kMs, {&rec, &Recorder::operator()});
     EXPECT_TRUE(wait_for([&] { return rec.count() >= 2; }));
@@ -129,13 +130,36 @@ TEST_F(TimerTest, StopEndsTheTimerAndLaterCallsFail) {
     auto n = rec.count();
     photon::thread_usleep(30 * kMs);
     EXPECT_EQ(n, rec.count());
-    EXPECT_EQ(1u, photon::get_info(photon::INFO_THREAD_NUM));  // its coroutine ended
-    EXPECT_EQ(-1, t.reset());
-    EXPECT_EQ(-1, t.cancel());
-    EXPECT_EQ(0, t.stop());  // again: no-op
+    EXPECT_EQ(2u, photon::get_info(photon::INFO_THREAD_NUM));  // its coroutine waits
+    EXPECT_EQ(0, t.stop());                                    // again: still 0
+    EXPECT_EQ(0, t.reset());
+    EXPECT_TRUE(wait_for([&] { return rec.count() >= n + 2; })) << "repeating again";
 }
 
-TEST_F(TimerTest, StopFromOnTimerEndsItAfterTheCallback) {
+TEST_F(TimerTest, StopWaitsForARunningOnTimerToReturn) {
+    struct Slow {
+        int calls = 0;
+        bool inside = false;
+        uint64_t fire() {
+            calls++;
+            inside = true;
+            photon::thread_usleep(20 * kMs);  // on_timer may sleep
+            inside = false;
+            return 0;
+        }
+    } slow;
+    photon::Timer t(1 * kMs, {&slow, &Slow::fire});
+    EXPECT_TRUE(wait_for([&] { return slow.inside; }));
+    EXPECT_EQ(-1, t.reset(1 * kMs)) << "not waiting while on_timer runs";
+    EXPECT_EQ(0, t.stop());
+    EXPECT_FALSE(slow.inside) << "stop() returned while on_timer was still running";
+    int calls = slow.calls;
+    photon::thread_usleep(20 * kMs);
+    EXPECT_EQ(calls, slow.calls) << "disarmed after the running call";
+}
+
+// Photon's stop() from on_timer deadlocked; here it takes effect on return.
+TEST_F(TimerTest, StopFromOnTimerDisarmsItAfterTheCallback) {
     struct Self {
         photon::Timer* t = nullptr;
         int calls = 0;
@@ -154,7 +178,28 @@ TEST_F(TimerTest, StopFromOnTimerEndsItAfterTheCallback) {
     EXPECT_EQ(1, self.calls);
     EXPECT_EQ(0, self.stop_ret);
     EXPECT_EQ(-1, self.reset_ret);
-    EXPECT_EQ(1u, photon::get_info(photon::INFO_THREAD_NUM));
+    EXPECT_EQ(2u, photon::get_info(photon::INFO_THREAD_NUM));
+}
+
+TEST_F(TimerTest, OnTimerReturningMinusOneDisarmsIt) {
+    Recorder rec;
+    rec.next = (uint64_t)-1;
+    photon::Timer t(2 * kMs, {&rec, &Recorder::operator()});
+    EXPECT_TRUE(wait_for([&] { return rec.count() >= 1; }));
+    photon::thread_usleep(20 * kMs);
+    EXPECT_EQ(1u, rec.count());
+    rec.next = 0;
+    EXPECT_EQ(0, t.reset(1 * kMs));
+    EXPECT_TRUE(wait_for([&] { return rec.count() >= 3; }));
+}
+
+TEST_F(TimerTest, ATimerCreatedDisarmedFiresOnceReset) {
+    Recorder rec;
+    photon::Timer t((uint64_t)-1, {&rec, &Recorder::operator()}, false);  // Photon's idiom
+    photon::thread_usleep(10 * kMs);
+    EXPECT_EQ(0u, rec.count());
+    EXPECT_EQ(0, t.reset(2 * kMs));
+    EXPECT_TRUE(wait_for([&] { return rec.count() >= 1; }));
 }
 
 TEST_F(TimerTest, DestructorJoinsTheTimerCoroutine) {

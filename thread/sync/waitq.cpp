@@ -6,6 +6,13 @@
 
 namespace photon {
 
+namespace {
+
+// th->wq of a waiter popped by waitq_wake_with_error(); never dereferenced.
+waitq* const kPoppedWithError = reinterpret_cast<waitq*>(alignof(waitq));
+
+}  // namespace
+
 waitq::~waitq() {
     if (head.load())
         LOG_ERROR("a lock or condition variable destroyed while coroutines wait on it");
@@ -49,6 +56,14 @@ void waitq_wake(waitq* q, thread* th) {
     th->lock.unlock();
 }
 
+void waitq_wake_with_error(waitq* q, thread* th, int err) {
+    waitq_erase(q, th);
+    th->wq = kPoppedWithError;
+    th->lock.lock();
+    if (th->state == SLEEPING) make_ready_locked(th, err > 0 ? err : EINTR);
+    th->lock.unlock();
+}
+
 thread* waitq_wake_one(waitq* q) {
     thread* th = waitq_front(q);
     if (th) waitq_wake(q, th);
@@ -83,13 +98,63 @@ int waitq_sleep(waitq* q, Timeout timeout, defer_func unlock, void* lock) {
     int e = sleep_current(timeout.expiration(), &release, &u);
     q->lock.lock();
     if (!self->wq) return 0;  // popped by a waker
-    waitq_erase(q, self);
+    if (self->wq == kPoppedWithError)
+        self->wq = nullptr;
+    else
+        waitq_erase(q, self);
     if (e == kTimedOut)
         e = (self->flags & TF_SHUTDOWN) ? EPERM : ETIMEDOUT;
     else if (e <= 0)
         e = EINTR;  // thread_resume() of a waiter: still not granted
     errno = e;
     return -1;
+}
+
+// ---- Photon's waitq interface --------------------------------------------
+
+namespace {
+
+void resume_locked(waitq* q, thread* th, int error_number) {
+    if (error_number == -1)
+        waitq_wake(q, th);
+    else
+        waitq_wake_with_error(q, th, error_number);
+}
+
+}  // namespace
+
+int waitq::wait_defer(Timeout timeout, void (*defer)(void*), void* arg) {
+    lock.lock();
+    int ret = waitq_sleep(this, timeout, defer, arg);
+    lock.unlock();
+    return ret;
+}
+
+int waitq::wait(Timeout timeout) { return wait_defer(timeout, nullptr, nullptr); }
+
+void waitq::resume(thread* th, int error_number) {
+    if (!th) return;
+    SCOPED_LOCK(lock);
+    if (th->wq == this) resume_locked(this, th, error_number);  // else not waiting here
+}
+
+thread* waitq::resume_one(int error_number) {
+    if (!head.load(std::memory_order_relaxed)) return nullptr;  // a racy peek, as signal()
+    SCOPED_LOCK(lock);
+    thread* th = waitq_front(this);
+    if (th) resume_locked(this, th, error_number);
+    return th;
+}
+
+int waitq::resume_all(int error_number) {
+    if (!head.load(std::memory_order_relaxed)) return 0;
+    int n = 0;
+    SCOPED_LOCK(lock);
+    while (thread* th = waitq_front(this)) {
+        resume_locked(this, th, error_number);
+        n++;
+    }
+    return n;
 }
 
 }  // namespace photon

@@ -1,20 +1,28 @@
-// photon_std (also spelled photon::std): std::thread, std::mutex,
-// std::condition_variable and std::this_thread on photon coroutines, so that
-// code written against the standard ones runs on coroutines by changing the
-// namespace only. Errors are logged and thrown as std::system_error, as the
-// standard classes do.
+// photon_std: std::thread, std::mutex, std::condition_variable and
+// std::this_thread on photon coroutines, so that code written against the
+// standard ones runs on coroutines by changing the namespace only. Errors are
+// logged and thrown as std::system_error, as the standard classes do.
 //
-// photon::std is an alias of photon_std; everything it does not redefine
-// resolves to ::std, so `std::vector` still works inside namespace photon.
-// Caveat: a translation unit that has `using namespace photon;` at global
-// scope and names `std::` unqualified sees two `std`s; define
-// PHOTON_NO_STD_ALIAS before including this header (and use photon_std::).
+// Opt-in extension: with PHOTON_STD_ALIAS defined before the include,
+// photon::std is an alias of photon_std; everything photon_std does not
+// redefine resolves to ::std, so `std::vector` still works inside namespace
+// photon. It is off by default because PhotonLibOS has no such alias, and a
+// file with `using namespace photon;` at global scope that names `std::`
+// would see two `std`s. (PHOTON_NO_STD_ALIAS is still honoured.)
+//
+// future<T> / promise<T> are PhotonLibOS's: a shared photon::Future<T>
+// underneath (so get() waits the way its Awaiter does) and a single
+// set_value(). Differs from Photon where it was a trap: a promise destroyed
+// without a value makes its future's get() throw (broken_promise) instead of
+// waiting for ever; get() of a future<void> returns void.
 #pragma once
 
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <system_error>
@@ -35,6 +43,9 @@ using cv_status = ::std::cv_status;
 using defer_lock_t = ::std::defer_lock_t;
 using try_to_lock_t = ::std::try_to_lock_t;
 using adopt_lock_t = ::std::adopt_lock_t;
+
+// Logs and throws std::system_error(err_num, generic_category(), msg).
+[[noreturn]] void __throw_system_error(int err_num, const char* msg);
 
 namespace detail {
 
@@ -62,12 +73,19 @@ uint64_t until_us(const ::std::chrono::time_point<Clock, Duration>& t) {
 
 }  // namespace detail
 
+// Photon's name for detail::to_us(): microseconds for photon's sleeps, 0 for
+// none, at least 1 for any positive duration (rounded up), -1 past 100 years.
+template <typename Rep, typename Period>
+inline uint64_t __duration_to_microseconds(const ::std::chrono::duration<Rep, Period>& d) {
+    return detail::to_us(d);
+}
+
 class thread {
 public:
     class id {
     public:
         id() noexcept = default;
-        explicit id(photon::thread* th) noexcept : m_th(th) {}
+        id(photon::thread* th) noexcept : m_th(th) {}  // implicit, as Photon's
         uint64_t value() const noexcept { return (uint64_t)(uintptr_t)m_th; }
         bool operator==(const id& r) const noexcept { return m_th == r.m_th; }
         bool operator!=(const id& r) const noexcept { return m_th != r.m_th; }
@@ -303,12 +321,125 @@ int work_pool_init(int vcpu_num = 1,
 // -1 with EALREADY if there is none.
 int work_pool_fini();
 
+// ---- future / promise ----------------------------------------------------------
+
+namespace detail {
+
+// The shared state: Photon's Future, whether a value came, and how many
+// promise copies could still give one (Photon's promises are copyable).
+template <typename T>
+struct shared_future_state {
+    photon::Future<T> fut;
+    ::std::atomic<bool> set{false};
+    ::std::atomic<bool> broken{false};
+    ::std::atomic<int> promises{1};
+};
+
+}  // namespace detail
+
+template <typename T>
+class future {
+protected:
+    using pf = detail::shared_future_state<T>;
+    ::std::shared_ptr<pf> _fut;
+
+public:
+    future() = default;
+    future(::std::shared_ptr<pf>& fut) : _fut(fut) {}
+    bool valid() const { return (bool)_fut; }
+    // Waits for the value and returns a copy of it. Throws future_error
+    // no_state (no promise behind it) or broken_promise (destroyed unset).
+    T get() {
+        wait_value();
+        return _fut->fut.get_value();
+    }
+    // ready, or timeout after `timeout` us (-1: waits for ever).
+    ::std::future_status wait(uint64_t timeout = -1) const {
+        if (!_fut) throw ::std::future_error(::std::future_errc::no_state);
+        return _fut->fut.wait(timeout) == 0 ? ::std::future_status::ready
+                                            : ::std::future_status::timeout;
+    }
+    template <class Rep, class Period>
+    ::std::future_status wait_for(const ::std::chrono::duration<Rep, Period>& d) const {
+        return wait(detail::to_us(d));
+    }
+    template <class Clock, class Duration>
+    ::std::future_status wait_until(const ::std::chrono::time_point<Clock, Duration>& t) const {
+        return wait(detail::until_us(t));
+    }
+
+protected:
+    void wait_value() {
+        if (wait() != ::std::future_status::ready || !_fut->set.load(::std::memory_order_acquire))
+            throw ::std::future_error(::std::future_errc::broken_promise);
+    }
+};
+
+template <typename T>
+class promise {
+protected:
+    using pf = detail::shared_future_state<T>;
+    ::std::shared_ptr<pf> _fut{new pf};
+
+public:
+    promise() = default;
+    promise(const promise& r) : _fut(r._fut) {
+        if (_fut) _fut->promises.fetch_add(1, ::std::memory_order_relaxed);
+    }
+    promise(promise&&) noexcept = default;
+    promise& operator=(promise r) noexcept {
+        r.swap(*this);
+        return *this;
+    }
+    ~promise() { release(); }
+
+    future<T> get_future() { return {_fut}; }
+    void swap(promise& other) noexcept { _fut.swap(other._fut); }
+    // Once: a second value throws future_error promise_already_satisfied.
+    template <typename P>
+    void set_value(P&& value) {
+        claim();
+        _fut->fut.get_promise().set_value(::std::forward<P>(value));
+    }
+
+protected:
+    void claim() {
+        if (!_fut) throw ::std::future_error(::std::future_errc::no_state);
+        if (_fut->set.exchange(true, ::std::memory_order_acq_rel) ||
+            _fut->broken.load(::std::memory_order_relaxed))
+            throw ::std::future_error(::std::future_errc::promise_already_satisfied);
+    }
+    // The last copy gone without a value: wake the waiter with none (its
+    // get() throws broken_promise).
+    void release() {
+        if (!_fut || _fut->promises.fetch_sub(1, ::std::memory_order_acq_rel) != 1) return;
+        if (!_fut->set.load(::std::memory_order_acquire) &&
+            !_fut->broken.exchange(true, ::std::memory_order_acq_rel))
+            _fut->fut.get_promise().set_value(T{});
+    }
+};
+
+template <>
+class future<void> : public future<bool> {
+public:
+    future() = default;
+    future(future<bool> fut) : future<bool>(fut) {}
+    void get() { wait_value(); }
+};
+
+template <>
+class promise<void> : public promise<bool> {
+public:
+    future<void> get_future() { return {promise<bool>::get_future()}; }
+    void set_value() { promise<bool>::set_value(true); }
+};
+
 using ::std::swap;  // our overload must not hide the standard ones
 inline void swap(thread& a, thread& b) noexcept { a.swap(b); }
 
 }  // namespace photon_std
 
-#ifndef PHOTON_NO_STD_ALIAS
+#if defined(PHOTON_STD_ALIAS) && !defined(PHOTON_NO_STD_ALIAS)
 namespace photon {
 namespace std = ::photon_std;
 }

@@ -1,12 +1,20 @@
-// thread_local_ptr<T>: one T per coroutine, created on first use with the
-// constructor arguments given here and deleted when that coroutine ends.
+// thread_local_ptr<T, ARGS...>: one T per coroutine, created on first use
+// with the constructor arguments given here and deleted when that coroutine
+// ends. Use it on a vCPU (off one, or when the storage cannot grow, the
+// process aborts, as Photon's does: there is nowhere to keep the object).
+// Destroying the thread_local_ptr frees its key; objects of coroutines still
+// alive then are not deleted (as pthread_key_delete).
 #pragma once
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <tuple>
 #include <utility>
 
+#include <photon/common/callback.h>
+#include <photon/common/tuple-assistance.h>
+#include <photon/common/utility.h>
 #include <photon/thread/thread-key.h>
 
 namespace photon {
@@ -15,7 +23,8 @@ template <typename T, typename... ARGS>
 class thread_local_ptr {
 public:
     explicit thread_local_ptr(ARGS&&... args) : m_args(std::forward<ARGS>(args)...) {
-        thread_key_create(&m_key, [](void* p) { delete static_cast<T*>(p); });
+        if (thread_key_create(&m_key, [](void* p) { delete static_cast<T*>(p); }) != 0)
+            abort();  // all THREAD_KEYS_MAX keys are taken
     }
     thread_local_ptr(const thread_local_ptr&) = delete;
     thread_local_ptr& operator=(const thread_local_ptr&) = delete;
@@ -25,7 +34,7 @@ public:
         auto p = static_cast<T*>(thread_getspecific(m_key));
         if (!p) {
             p = std::apply([](const auto&... a) { return new T(a...); }, m_args);
-            thread_setspecific(m_key, p);
+            if (thread_setspecific(m_key, p) != 0) abort();
         }
         return p;
     }

@@ -6,6 +6,18 @@
 // otherwise; "blocks" means the calling coroutine sleeps while the vCPU runs
 // others. thread_interrupt(), the lock unlocks/notifies/signals and
 // semaphore::signal() may be called from any vCPU or plain OS thread.
+//
+// Differs from PhotonLibOS's thread.h:
+//  - `partial_thread` (Photon's mirror of its private control block layout,
+//    for inline field access) is not provided: our control block differs;
+//  - thread_interrupt() and thread_resume() return int (Photon: void);
+//  - work stealing is not implemented: the THREAD_/VCPU_ flags are accepted,
+//    thread_pause_work_stealing() does nothing;
+//  - fixed traps: a qspinlock may be nested and unlocked from another OS
+//    thread (Photon kept one queue node per OS thread); locker and
+//    scoped_rwlock stop retrying on EDEADLK/EINVAL; a predicated wait never
+//    returns 0 while its predicate is false; qrwlock rejects modes other than
+//    RLOCK/WLOCK (EINVAL); stackful_malloc() checks the room it has left.
 #pragma once
 
 #include <atomic>
@@ -22,6 +34,9 @@
 
 #ifndef ESHUTDOWN
 #define ESHUTDOWN 108
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>  // as Photon's thread.h: users get _mm_pause() and SSE2
 #endif
 
 namespace photon {
@@ -204,6 +219,22 @@ struct stack_stat {
 };
 int thread_stack_stat(thread* th, stack_stat* out);
 
+// True if the calling vCPU runs without an event engine of its own (as after
+// fd_events_fini(); also off a vCPU). reset_master_event_engine_default()
+// destroys the vCPU's event engine, as fd_events_fini() does.
+bool is_master_event_engine_default();
+void reset_master_event_engine_default();
+
+// A LIFO bump allocator at the far (low) end of CURRENT's stack, for
+// short-lived frames such as C++20 coroutine frames (coro20.h). Blocks are
+// 16-byte aligned; free them in reverse order (one freed early is reclaimed
+// once those above it are freed). nullptr with ENOMEM when less than 8 KiB
+// would stay between the blocks and the stack pointer, ENOTSUP on a vCPU's
+// main coroutine (the OS thread's own stack), ENOSYS off a vCPU.
+// stackful_free() of anything else is logged and ignored.
+void* stackful_malloc(size_t size);
+void stackful_free(void* ptr);
+
 inline void spin_wait() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -214,6 +245,11 @@ inline void spin_wait() {
 inline void spin_wait_n(uint32_t n) {
     while (n--) spin_wait();
 }
+
+// Photon's context switch leaves some callee-saved FP/SIMD registers (d8-d15
+// on aarch64) unsaved and asks users to call this where it matters. Ours
+// saves them (thread/arch/), so there is nothing to spill.
+inline void spill_additional_fp_simd_regs() {}
 
 // ---- locks (usable across vCPUs) -------------------------------------------
 
@@ -271,13 +307,53 @@ protected:
     std::atomic<uint32_t> serv{0};
 };
 
+// Queued (MCS) spinlock: FIFO, and each waiter spins on a node of its own
+// instead of the lock word. Never sleeps. Holders may nest qspinlocks, and
+// may unlock on another OS thread than the one that locked.
+class qspinlock {
+public:
+    qspinlock() = default;
+    qspinlock(const qspinlock&) = delete;
+    qspinlock& operator=(const qspinlock&) = delete;
+    int try_lock();  // 0, or -1 if held
+    int lock();      // 0
+    bool locked() const { return _owner_tail.load(std::memory_order_acquire) != nullptr; }
+    void unlock();
+
+protected:
+    struct holder;
+    static holder* take_node();
+    static void put_node(holder* h);
+    std::atomic<holder*> _owner_tail{nullptr};  // the last queued node
+    holder* _owner = nullptr;                   // the holder's node; only the holder uses it
+};
+
 // A FIFO queue of sleeping coroutines under a spinlock; the building block of
-// every sleeping lock below. Internal, but needed inline by them.
+// every sleeping lock below. The member functions are Photon's interface for
+// building sync primitives on it (Photon makes them protected).
 struct waitq {
     waitq() = default;
     waitq(const waitq&) = delete;
     waitq& operator=(const waitq&) = delete;
     ~waitq();
+
+    // Sleeps CURRENT at the back of the queue: 0 if resumed with error_number
+    // -1, else -1 with errno ETIMEDOUT, the resumer's error_number or the
+    // interrupter's errno.
+    int wait(Timeout timeout = {});
+    // As wait(), running defer(arg) once committed to sleep (an atomic
+    // "unlock and wait"); `defer` must not sleep.
+    int wait_defer(Timeout timeout, void (*defer)(void*), void* arg);
+    int wait_defer(Timeout timeout, Delegate<void> defer) {
+        return wait_defer(timeout, (void (*)(void*))defer._func, defer._obj);
+    }
+    // Wakes `th` if it waits in this queue (else nothing): its wait returns
+    // 0 for error_number -1, else -1 with errno = error_number.
+    void resume(thread* th, int error_number = -1);
+    // Wakes every waiter; returns how many.
+    int resume_all(int error_number = -1);
+    // Wakes the first waiter; returns it, or nullptr if none.
+    thread* resume_one(int error_number = -1);
 
     // Ring of waiters linked through their wq links; written under `lock`,
     // peeked at without it.
@@ -291,7 +367,7 @@ struct waitq {
 // interrupt -> -1 with the interrupter's errno.
 class mutex {
 public:
-    explicit mutex(uint16_t max_retries = 100, bool contending = false)
+    mutex(uint16_t max_retries = 100, bool contending = false)
         : retries(max_retries), contending(contending) {}
     mutex(const mutex&) = delete;
     mutex& operator=(const mutex&) = delete;
@@ -336,7 +412,8 @@ protected:
 };
 
 // RAII holder of any lock with lock()/try_lock()/unlock(). do_lock: 0 don't
-// lock, 1 one try, >= 2 lock (retrying on error until locked).
+// lock, 1 one lock() call (it may wait; an interrupted or timed-out one
+// leaves the locker unlocked), >= 2 lock (retrying on error until locked).
 template <typename M>
 class locker {
 public:
@@ -344,12 +421,7 @@ public:
     bool m_locked;
 
     explicit locker(M* mutex, uint64_t do_lock = 2) : m_mutex(mutex), m_locked(false) {
-        if (do_lock) {
-            if (do_lock > 1)
-                lock();
-            else
-                try_lock();
-        }
+        if (do_lock) lock(do_lock > 1);
     }
     explicit locker(M& mutex, uint64_t do_lock = 2) : locker(&mutex, do_lock) {}
     locker(locker&& rhs) : m_mutex(rhs.m_mutex), m_locked(rhs.m_locked) {
@@ -404,6 +476,12 @@ using scoped_lock = locker<mutex>;
 
 #define _PHOTON_CONCAT_(a, b) a##b
 #define _PHOTON_CONCAT(a, b) _PHOTON_CONCAT_(a, b)
+#ifndef _TOKEN_CONCAT  // Photon's names for the same
+#define _TOKEN_CONCAT(a, b) a##b
+#endif
+#ifndef _TOKEN_CONCAT_
+#define _TOKEN_CONCAT_(a, b) _TOKEN_CONCAT(a, b)
+#endif
 #define SCOPED_LOCK(x, ...) \
     auto _PHOTON_CONCAT(__locker__, __LINE__) = ::photon::__make_locker(x, ##__VA_ARGS__)
 #define WITH_LOCK(mutex) if (auto __lock__ = ::photon::scoped_lock(mutex))
@@ -437,25 +515,17 @@ public:
     int wait(spinlock* m, Timeout timeout = {}) { return wait_locked(*m, timeout); }
     int wait(spinlock& m, Timeout timeout = {}) { return wait_locked(m, timeout); }
     int wait(scoped_lock& l, Timeout timeout = {}) { return wait_locked(*l.m_mutex, timeout); }
-    // Waits while !pred() and the timeout has not expired; returns the last
-    // wait's result (0 if pred() held on entry).
+    // Waits until pred() holds: 0 then (also if it held on entry), or -1
+    // with errno ETIMEDOUT once the timeout expires without it. As Photon's,
+    // interrupts do not end the wait, except those that end semaphore::wait
+    // (ESHUTDOWN, and EPERM of a shut-down coroutine): -1 with that errno.
     template <typename LOCK, typename PRED, typename = decltype(std::declval<PRED>()())>
     int wait(LOCK&& lock, PRED&& pred, Timeout timeout = {}) {
-        int ret = 0;
-        while (!pred()) {
-            ret = wait(lock, timeout);
-            if (ret < 0) return pred() ? 0 : ret;
-        }
-        return 0;
+        return wait_pred([&] { return wait(lock, timeout); }, pred, timeout);
     }
     template <typename PRED, typename = decltype(std::declval<PRED>()())>
     int wait_no_lock(PRED&& pred, Timeout timeout = {}) {
-        int ret = 0;
-        while (!pred()) {
-            ret = wait_no_lock(timeout);
-            if (ret < 0) return pred() ? 0 : ret;
-        }
-        return 0;
+        return wait_pred([&] { return wait_no_lock(timeout); }, pred, timeout);
     }
     // Wakes the first waiter; returns it, or nullptr if none.
     thread* signal();
@@ -465,6 +535,21 @@ public:
     int broadcast() { return notify_all(); }
 
 protected:
+    template <typename WAIT, typename PRED>
+    static int wait_pred(WAIT&& do_wait, PRED& pred, const Timeout& timeout) {
+        while (!pred()) {
+            int e = ETIMEDOUT;
+            if (!timeout.expired()) {
+                if (do_wait() == 0) continue;
+                e = errno;
+                if (e != ETIMEDOUT && e != ESHUTDOWN && e != EPERM && e != ENOSYS) continue;
+            }
+            if (pred()) return 0;
+            errno = e;
+            return -1;
+        }
+        return 0;
+    }
     // Sleeps in the queue, calling unlock(lock) once committed to sleep.
     int wait_defer(Timeout timeout, defer_func unlock, void* lock);
     template <typename LOCK>
@@ -543,6 +628,34 @@ public:
 protected:
     rwlock* m_locker;
     bool m_locked = false;
+};
+
+// Reader-writer lock for read-mostly data: readers take it with one atomic
+// operation while no writer holds it; no starvation guard (a stream of
+// readers can hold writers off). At most 65536 readers at once, more wait.
+// mode RLOCK or WLOCK, else -1 EINVAL; unlock() of a free lock: -1 ENOLCK.
+// Timeout -> -1 ETIMEDOUT, interrupt -> -1 with the interrupter's errno.
+class qrwlock {
+public:
+    qrwlock() = default;
+    qrwlock(const qrwlock&) = delete;
+    qrwlock& operator=(const qrwlock&) = delete;
+    int try_lock(int mode);  // 0, or -1 (EBUSY if held)
+    int lock(int mode, Timeout timeout = {});
+    int unlock();
+
+protected:
+    constexpr static int64_t MAX_SHARED_LOCK_COUNT = 1 << 16;
+    constexpr static int64_t WRITE_LOCKED = -1;
+    bool try_lock_unique();
+    bool try_lock_shared();
+    void wake_locked();  // under `spin`: a writer, else all readers
+
+    // > 0 readers, 0 free, WRITE_LOCKED a writer
+    std::atomic<int64_t> lock_state{0};
+    condition_variable cv_shared;
+    condition_variable cv_unique;
+    spinlock spin;  // orders sleeping against waking
 };
 
 }  // namespace photon

@@ -1,6 +1,14 @@
 // Timer: a coroutine of its own that calls on_timer() after each timeout.
-// on_timer's return value is the next timeout in us (0: the default one).
-// Create, reset, cancel, stop and destroy it on the vCPU that created it.
+// on_timer's return value is the next timeout in us (0: the default one,
+// -1: none, the timer waits for reset()). Create, reset, cancel, stop and
+// destroy it on the vCPU that created it; stop() and the destructor may
+// wait (yield) for a running on_timer to return.
+//
+// Differs from PhotonLibOS where it was a trap: reset() without an argument
+// re-arms with the default timeout (Photon's disarmed, as cancel() does); a
+// one-shot timer can be re-armed by reset() after it fired (Photon's
+// coroutine had ended, so reset failed and stop() hung); stop() from inside
+// on_timer takes effect when it returns (Photon's deadlocked).
 #pragma once
 
 #include <cassert>
@@ -25,11 +33,14 @@ public:
     ~Timer();
 
     // Restarts the wait with new_timeout us (-1: the default timeout).
-    // 0, or -1 if the timer is not waiting (running on_timer, or stopped).
+    // 0, or -1 if the timer is not waiting (running on_timer, or failed to
+    // start).
     int reset(uint64_t new_timeout = -1);
     // Disarms the timer until reset(). 0, or -1 as reset().
     int cancel();
-    // Ends the timer coroutine and waits for it (unless called from on_timer).
+    // Disarms the timer until reset(), first waiting for a running on_timer
+    // to return (from inside on_timer: disarms it once it returns). 0. The
+    // coroutine stays, for reset(); the destructor ends it.
     int stop();
 
 protected:
@@ -42,8 +53,9 @@ protected:
     uint64_t m_timeout;
     bool m_repeating;
     bool m_waiting = false;
-    bool m_stopping = false;
+    bool m_stopping = false;  // being destroyed: the coroutine ends
     bool m_joined = false;
+    bool m_disarm = false;  // stop() during on_timer: stay disarmed after it
 };
 
 }  // namespace photon

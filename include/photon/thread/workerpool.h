@@ -11,12 +11,17 @@
 // call() and async_call() may be used from any vCPU or plain OS thread. A
 // task must not call() into its own pool when that could leave no worker
 // free to run the inner task (e.g. thread_mod -1 with one vCPU).
+//
+// As PhotonLibOS's WorkPool; its protected members (pImpl, do_call,
+// enqueue(Delegate<void>)) are not part of the interface here.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <utility>
 
+#include <photon/common/callback.h>
+#include <photon/common/tuple-assistance.h>
 #include <photon/thread/awaiter.h>
 #include <photon/thread/thread.h>
 
