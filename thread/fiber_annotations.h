@@ -30,6 +30,7 @@
 
 extern "C" {
 #ifdef PHOTON_ASAN
+void __asan_unpoison_memory_region(void const volatile* addr, size_t size);
 void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old,
                                      size_t* size_old);
@@ -50,6 +51,15 @@ inline unsigned annotate_stack_register(void* lo, void* hi) {
     return VALGRIND_STACK_REGISTER(lo, hi);
 #else
     return 0;
+#endif
+}
+
+// A coroutine ended without returning from its last frames (it switched away
+// for good): their redzones are still poisoned in ASan's shadow, where the
+// next coroutine on this stack will put its control block and frames.
+inline void annotate_stack_dead(void* sp, void* hi) {
+#ifdef PHOTON_ASAN
+    if (sp && hi > sp) __asan_unpoison_memory_region(sp, (char*)hi - (char*)sp);
 #endif
 }
 

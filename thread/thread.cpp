@@ -40,6 +40,7 @@ void on_dead(void* arg) {
 #ifdef PHOTON_TSAN
     __tsan_destroy_fiber(dead->tsan_fiber);
 #endif
+    annotate_stack_dead(dead->sp, dead->stack_hi);
     vcpu_t* v = CURRENT->vcpu;
     dead->lock.lock();
     dead->state = DONE;
