@@ -314,6 +314,7 @@ TEST_F(RCUPtrTest, ReadersOnSeveralVcpusNeverSeeAFreedObject) {
             for (int i = 0; i < kReadersEach; i++) {
                 readers.push_back(spawn([&] {
                     started++;
+                    ptr.quiescent();  // online before the first read (the contract)
                     for (int j = 0; j < kMaxReads && !stop; j++) {
                         Obj* p = ptr.dereference();
                         if (p->magic != kMagic || p->val < 0) bad++;
