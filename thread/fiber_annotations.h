@@ -31,6 +31,7 @@
 extern "C" {
 #ifdef PHOTON_ASAN
 void __asan_unpoison_memory_region(void const volatile* addr, size_t size);
+void __lsan_ignore_object(const void* p);
 void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old,
                                      size_t* size_old);
@@ -60,6 +61,14 @@ inline unsigned annotate_stack_register(void* lo, void* hi) {
 inline void annotate_stack_dead(void* sp, void* hi) {
 #ifdef PHOTON_ASAN
     if (sp && hi > sp) __asan_unpoison_memory_region(sp, (char*)hi - (char*)sp);
+#endif
+}
+
+// A heap object whose only references may live in coroutine stacks (mmap'd
+// memory LeakSanitizer does not scan): not a leak.
+inline void annotate_not_leaked(const void* p) {
+#ifdef PHOTON_ASAN
+    if (p) __lsan_ignore_object(p);
 #endif
 }
 

@@ -196,6 +196,8 @@ stack_slab* new_slab(slab_class* c) {
         munmap(p, n * ss);
         LOG_ERROR_RETURN(ENOMEM, nullptr, "no memory for a stack slab's bookkeeping");
     }
+    // A full slab is off the room list: only its stacks' headers point at it.
+    annotate_not_leaked(s);
     s->free_bits = reinterpret_cast<uint64_t*>(s + 1);
     s->guard_bits = s->free_bits + words;
     s->cls = c;
