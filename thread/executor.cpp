@@ -145,10 +145,15 @@ private:
         }
     }
 
+    // photon::now, which other vCPUs' schedulers store atomically.
+    static uint64_t now_relaxed() {
+        return __atomic_load_n(const_cast<const uint64_t*>(&photon::now), __ATOMIC_RELAXED);
+    }
+
     // The next task; false once closed with nothing queued or running.
     bool next(Delegate<void>* task) {
         uint64_t turns = 0;
-        const uint64_t t0 = photon::now;
+        const uint64_t t0 = now_relaxed();
         for (;;) {
             bool sleep;
             {
@@ -160,7 +165,7 @@ private:
                 }
                 if (closed_ && in_flight_ == 0) return false;
                 // Poll a while first: a sleep and its wakeup cost two syscalls.
-                sleep = turns >= qopt_.max_yield_turn || photon::now - t0 >= qopt_.max_yield_usec;
+                sleep = turns >= qopt_.max_yield_turn || now_relaxed() - t0 >= qopt_.max_yield_usec;
                 if (sleep) idle_ = true;
             }
             if (sleep) {
