@@ -14,7 +14,7 @@
 #       LIBAIO libaio::libaio                (find_library aio + libaio.h)
 #       TLS    OpenSSL::SSL OpenSSL::Crypto  (find_package OpenSSL)
 #       CURL   CURL::libcurl                 (find_package CURL)
-#       FUSE   PkgConfig::FUSE3              (pkg-config fuse3)
+#       FUSE   PkgConfig::FUSE3              (pkg-config fuse3 >= 3.8: the FUSE adaptor, fs/fuse_*.cpp)
 # photonConfig.cmake recreates the same target names for find_package(photon) users.
 #
 # photon_target_dependencies(<target>) adds the PUBLIC compile definitions PHOTON_HAVE_<PART>=1
@@ -107,17 +107,17 @@ if(PHOTON_ENABLE_CURL)
     endif()
 endif()
 
-# FUSE: fuse3 through pkg-config.
+# FUSE: fuse3 through pkg-config; 3.8 brought the lseek operation the adaptor uses.
 set(PHOTON_FUSE_LIBRARIES "")
 if(PHOTON_ENABLE_FUSE)
     if(NOT PKG_CONFIG_FOUND)
         _photon_switch_off(FUSE "pkg-config (needed to find fuse3)" "pkg-config")
     else()
-        pkg_check_modules(FUSE3 QUIET IMPORTED_TARGET fuse3)
+        pkg_check_modules(FUSE3 QUIET IMPORTED_TARGET fuse3>=3.8)
         if(FUSE3_FOUND)
             set(PHOTON_FUSE_LIBRARIES PkgConfig::FUSE3)
         else()
-            _photon_switch_off(FUSE "fuse3" "libfuse3-dev")
+            _photon_switch_off(FUSE "fuse3 (>= 3.8)" "libfuse3-dev")
         endif()
     endif()
 endif()

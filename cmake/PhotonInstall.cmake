@@ -17,9 +17,14 @@ install(TARGETS photon EXPORT photonTargets
     LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
+# The FUSE adaptor's headers only where its code was built.
+set(_photon_header_excludes "")
+if(NOT PHOTON_HAVE_FUSE)
+    set(_photon_header_excludes PATTERN "fuse_adaptor.h" EXCLUDE PATTERN "fuse-adaptor.h" EXCLUDE)
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/photon"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-    FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp" PATTERN "*.inl")
+    FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp" PATTERN "*.inl" ${_photon_header_excludes})
 
 install(EXPORT photonTargets
     NAMESPACE photon::

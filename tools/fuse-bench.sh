@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# fuse-bench.sh: fio through photon's FUSE passthrough (examples/fs/passthrough)
+# against bindfs mounting the same directory, and fio on the directory itself
+# as the ceiling, all in one run.
+#
+#   tools/fuse-bench.sh PASSTHROUGH_BINARY
+#
+# Environment (defaults in brackets):
+#   BENCH_DIR   where the source dir and mount points go [/dev/shm/photon-fuse-bench]
+#               (tmpfs: the file stays in memory, so FUSE itself is measured;
+#               tmpfs takes O_DIRECT since Linux 6.6)
+#   SIZE_MB     file size [1024]       RUNTIME  seconds per fio run [15]
+#   ROUNDS      rounds; targets alternate within a round, the median is reported [3]
+#   PT_OPTS     passthrough -o options, one variant per ";" [";ioengine=psync;no_splice_write"]
+#               (the empty variant: its defaults, io_uring for file data and
+#               splice_write,splice_move)
+#   BINDFS_OPTS bindfs -o options, one variant per ";" [";max_background=128"]
+#   TESTS       which fio jobs [randread seqread seqread-buffered]
+#
+# Jobs (libaio, 4 KiB random: iodepth 32 x 4 jobs; 1 MiB sequential: iodepth 8 x 1 job):
+#   randread          4 KiB random reads, O_DIRECT (every read reaches the server)
+#   seqread           1 MiB sequential reads, O_DIRECT
+#   seqread-buffered  1 MiB sequential reads through the page cache (caches dropped
+#                     first: the kernel's readahead drives the server)
+# For each target: IOPS, MiB/s, and CPU per I/O in microseconds: the FUSE server's
+# (all its threads, from /proc/PID/task/*/schedstat) and fio's (user + system, from
+# /usr/bin/time), so the kernel's work is charged to whoever did it. Other load on
+# the machine shows up as noise, not as CPU per I/O.
+# Needs root (or fusermount3), fio and bindfs (apt-get install fio bindfs fuse3).
+set -euo pipefail
+
+PT=${1:?usage: $0 PASSTHROUGH_BINARY}
+PT=$(realpath "$PT")
+BENCH_DIR=${BENCH_DIR:-/dev/shm/photon-fuse-bench}
+SIZE_MB=${SIZE_MB:-1024}
+RUNTIME=${RUNTIME:-15}
+ROUNDS=${ROUNDS:-3}
+PT_OPTS=${PT_OPTS-;ioengine=psync;no_splice_write}
+BINDFS_OPTS=${BINDFS_OPTS-;max_background=128}
+TESTS=${TESTS:-randread seqread seqread-buffered}
+
+for tool in fio bindfs fusermount3; do
+    command -v $tool > /dev/null || { echo "$0: $tool is missing" >&2; exit 2; }
+done
+
+SRC=$BENCH_DIR/src
+MNT=$BENCH_DIR/mnt
+RES=$BENCH_DIR/results
+mkdir -p "$SRC" "$MNT" "$RES"
+DAEMON_PID=
+
+cleanup() {
+    mountpoint -q "$MNT" && fusermount3 -u "$MNT" 2> /dev/null || true
+    mountpoint -q "$MNT" && umount -l "$MNT" 2> /dev/null || true
+    [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2> /dev/null || true
+}
+trap cleanup EXIT
+
+if [ "$(stat -c %s "$SRC/file" 2> /dev/null || echo 0)" != $((SIZE_MB << 20)) ]; then
+    echo "writing a ${SIZE_MB} MiB file in $SRC ..."
+    dd if=/dev/urandom of="$SRC/file" bs=1M count="$SIZE_MB" status=none
+fi
+
+# fio_job NAME DIR: writes the job file for test NAME on DIR/file.
+fio_job() {
+    local rw bs depth jobs direct=1
+    case $1 in
+        randread) rw=randread bs=4k depth=32 jobs=4 ;;
+        seqread) rw=read bs=1M depth=8 jobs=1 ;;
+        seqread-buffered) rw=read bs=1M depth=8 jobs=1 direct=0 ;;
+    esac
+    cat > "$RES/job.fio" << EOF
+[global]
+ioengine=libaio
+direct=$direct
+rw=$rw
+bs=$bs
+iodepth=$depth
+numjobs=$jobs
+size=${SIZE_MB}m
+runtime=$RUNTIME
+time_based=1
+group_reporting=1
+invalidate=1
+filename=$2/file
+
+[job]
+EOF
+}
+
+task_cpu_ns() {  # all threads of a process
+    local s=0 t
+    for t in /proc/$1/task/*/schedstat; do s=$((s + $(cut -d' ' -f1 "$t" 2> /dev/null || echo 0))); done
+    echo $s
+}
+
+# mount_target KIND OPTS: mounts SRC on MNT, sets DAEMON_PID.
+mount_target() {
+    local kind=$1 opts=$2
+    case $kind in
+        photon)
+            "$PT" "$SRC" "$MNT" -f ${opts:+-o "$opts"} > "$RES/daemon.log" 2>&1 &
+            ;;
+        bindfs)
+            bindfs -f ${opts:+-o "$opts"} "$SRC" "$MNT" > "$RES/daemon.log" 2>&1 &
+            ;;
+    esac
+    DAEMON_PID=$!
+    for _ in $(seq 200); do
+        stat "$MNT/file" > /dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "$kind did not mount:" >&2
+    cat "$RES/daemon.log" >&2
+    exit 1
+}
+
+unmount_target() {
+    fusermount3 -u "$MNT"
+    wait "$DAEMON_PID" 2> /dev/null || true
+    DAEMON_PID=
+}
+
+# run_fio LABEL TEST DIR: one fio run; appends "label test iops mibs server_us fio_us".
+run_fio() {
+    local label=$1 test=$2 dir=$3 c0=0 c1=0
+    fio_job "$test" "$dir"
+    [ "$test" = seqread-buffered ] && sync && echo 3 > /proc/sys/vm/drop_caches
+    [ -n "$DAEMON_PID" ] && c0=$(task_cpu_ns "$DAEMON_PID")
+    /usr/bin/time -f "%U %S" -o "$RES/time" \
+        fio "$RES/job.fio" --output-format=terse --terse-version=3 > "$RES/fio.out" 2> "$RES/fio.err"
+    [ -n "$DAEMON_PID" ] && c1=$(task_cpu_ns "$DAEMON_PID")
+    local fio_cpu_us
+    fio_cpu_us=$(awk '{printf "%d", ($1 + $2) * 1e6}' "$RES/time")
+    awk -F';' -v l="$label" -v t="$test" -v d=$(((c1 - c0) / 1000)) -v f="$fio_cpu_us" '
+        { ios = $8 * $9 / 1000  # read IOPS x read runtime (ms)
+          printf "%s %s %d %.1f %.2f %.2f\n", l, t, $8, $7 / 1024, d / ios, f / ios }' \
+        "$RES/fio.out" >> "$RES/all"
+}
+
+: > "$RES/all"
+IFS=';' read -ra pt_variants <<< "$PT_OPTS"
+IFS=';' read -ra bindfs_variants <<< "$BINDFS_OPTS"
+[ ${#pt_variants[@]} -eq 0 ] && pt_variants=("")
+[ ${#bindfs_variants[@]} -eq 0 ] && bindfs_variants=("")
+for round in $(seq "$ROUNDS"); do
+    echo "round $round/$ROUNDS ..."
+    for test in $TESTS; do
+        run_fio "direct-on-dir" "$test" "$SRC"
+        for o in "${pt_variants[@]}"; do
+            mount_target photon "$o"
+            run_fio "photon${o:+[$o]}" "$test" "$MNT"
+            unmount_target
+        done
+        for o in "${bindfs_variants[@]}"; do
+            mount_target bindfs "$o"
+            run_fio "bindfs${o:+[$o]}" "$test" "$MNT"
+            unmount_target
+        done
+    done
+done
+
+echo
+echo "kernel $(uname -r), $(nproc) CPUs, file ${SIZE_MB} MiB in $BENCH_DIR ($(stat -f -c %T "$SRC")),"
+echo "fio $(fio --version), bindfs $(bindfs --version | head -1 | awk '{print $2}'), median of $ROUNDS rounds x ${RUNTIME}s"
+echo "CPU us/IO: the FUSE server's (all threads) and fio's (user+sys)"
+printf "%-36s %-17s %10s %10s %12s %10s\n" target test IOPS MiB/s server_us/IO fio_us/IO
+# The median round by IOPS, per target and test.
+cut -d' ' -f1,2 "$RES/all" | awk '!seen[$0]++' | while read -r label test; do
+    grep -F "$label $test " "$RES/all" | sort -n -k3,3 > "$RES/one"
+    sed -n "$((($(wc -l < "$RES/one") + 1) / 2))p" "$RES/one"
+done | sort -k2,2 -s | while read -r l t i m s f; do
+    printf "%-36s %-17s %10d %10.1f %12.2f %10.2f\n" "$l" "$t" "$i" "$m" "$s" "$f"
+done
