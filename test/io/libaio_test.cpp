@@ -57,7 +57,8 @@ protected:
 
 #ifdef PHOTON_HAVE_LIBAIO
 
-TEST_P(Libaio, OneRoundOfSubmittersSharesOneIoSubmit) {
+// Requests go to io_submit in pairs (larger batches plug the block queue).
+TEST_P(Libaio, SubmittersOfARoundGoInPairs) {
     ASSERT_EQ(0, libaio_wrapper_init(128));
     constexpr int kReaders = 64;
     std::vector<photon_test::task> tasks;
@@ -74,7 +75,7 @@ TEST_P(Libaio, OneRoundOfSubmittersSharesOneIoSubmit) {
     }
     for (auto& t : tasks) t.join();
     EXPECT_EQ(kReaders, ok);
-    EXPECT_EQ(1u, libaio_submit_calls() - before);
+    EXPECT_EQ((uint64_t)kReaders / 2, libaio_submit_calls() - before);
 }
 
 TEST_P(Libaio, VectorFormsMoveEveryByte) {
