@@ -5,7 +5,10 @@
 #   fetchcontent  FetchContent_Declare(photon SOURCE_DIR <photon source>), no download
 #   install       build photon, `cmake --install` it into a temporary prefix, then
 #                 find_package(photon CONFIG REQUIRED) from that prefix, and compile the same
-#                 main.cpp with `pkg-config --cflags --libs photon` from that prefix
+#                 main.cpp with `pkg-config --cflags --libs photon` from that prefix; if photon
+#                 was built with FUSE, find_package again where fuse3 cannot be found: the
+#                 consumer must configure (FUSE off, with a message), build and run, and
+#                 COMPONENTS fuse must fail
 #
 # Usage: test/consumer/run.sh [fetchcontent|install|all] [options]
 #   --source DIR        photon source tree (default: the one this script is in)
@@ -141,6 +144,34 @@ run_install() {
         -o "$tmp/pkgconfig_consumer" "$project/main.cpp" $flags ||
         fail "compile with pkg-config flags"
     run_bounded "$tmp/pkgconfig_consumer" || fail "pkgconfig_consumer exited with $?"
+
+    if grep -qs 'set(PHOTON_HAVE_FUSE ON)' "$prefix"/lib*/cmake/photon/photonConfig.cmake; then
+        run_without_fuse3
+    fi
+}
+
+# A consumer machine without libfuse3-dev: pkg-config sees every .pc file but fuse3's.
+run_without_fuse3() {
+    step "find_package(photon) where fuse3 is not installed"
+    local pc="$tmp/pc-without-fuse3" d b="$tmp/find_package_nofuse" log="$tmp/nofuse.log"
+    mkdir -p "$pc"
+    for d in $(pkg-config --variable pc_path pkg-config | tr ':' ' '); do
+        [ -d "$d" ] && cp -n "$d"/*.pc "$pc"/ 2>/dev/null || true
+    done
+    rm -f "$pc/fuse3.pc"
+    PKG_CONFIG_LIBDIR="$pc" PKG_CONFIG_PATH="" "$cmake_bin" -S "$project" -B "$b" \
+        "${common_args[@]}" -DPHOTON_CONSUMER_MODE=find_package -DCMAKE_PREFIX_PATH="$prefix" \
+        >"$log" 2>&1 || { cat "$log"; fail "configure without fuse3"; }
+    grep -q "fuse3 is not found here" "$log" || { cat "$log"; fail "no FUSE-off message"; }
+    build "$b"
+    run_consumer "$b" "find_package without fuse3"
+    if PKG_CONFIG_LIBDIR="$pc" PKG_CONFIG_PATH="" "$cmake_bin" -S "$project" -B "$b-fuse" \
+        "${common_args[@]}" -DPHOTON_CONSUMER_MODE=find_package -DCMAKE_PREFIX_PATH="$prefix" \
+        -DPHOTON_CONSUMER_COMPONENTS=fuse >"$log" 2>&1; then
+        cat "$log"
+        fail "find_package(photon COMPONENTS fuse) succeeded without fuse3"
+    fi
+    grep -q "fuse component needs fuse3" "$log" || { cat "$log"; fail "no message for COMPONENTS fuse"; }
 }
 
 case "$mode" in
