@@ -9,8 +9,9 @@ namespace photon {
 namespace net {
 namespace http {
 
-void BodyWriter::reset(IStream* out, Framing framing, uint64_t content_length) {
+void BodyWriter::reset(IStream* out, Framing framing, uint64_t content_length, bool discard) {
     out_ = out;
+    discard_ = discard;
     framing_ = framing;
     limit_ = content_length;
     written_ = 0;
@@ -31,6 +32,10 @@ ssize_t BodyWriter::writev(const struct iovec* iov, int iovcnt) {
     if (over) {
         errno = EMSGSIZE;
         return -1;
+    }
+    if (discard_) {
+        written_ += sum;
+        return (ssize_t)sum;
     }
     ssize_t n;
     if (framing_ == Framing::Chunked) {
@@ -61,6 +66,10 @@ ssize_t BodyWriter::writev(const struct iovec* iov, int iovcnt) {
 
 int BodyWriter::finish() {
     if (finished_) return 0;
+    if (discard_) {  // a HEAD answer may declare any length and write none of it
+        finished_ = true;
+        return 0;
+    }
     if (framing_ == Framing::ContentLength && written_ != limit_) {
         errno = EPROTO;  // the peer would wait for the rest
         return -1;

@@ -243,7 +243,9 @@ int Message::send_header() {
     } else {
         f = default_framing();  // may add Transfer-Encoding / Connection
     }
-    if (!body_allowed()) f = Framing::None;  // HEAD, 204, 304: length is metadata only
+    // 204, 304: length is metadata only; HEAD: framed as GET, bytes dropped.
+    bool discard = body_discarded();
+    if (!body_allowed() && !discard) f = Framing::None;
     std::string head;
     if (start_line(&head) < 0) return -1;
     headers.serialize(&head);
@@ -251,7 +253,7 @@ int Message::send_header() {
     if (out_->write(head.data(), head.size()) != (ssize_t)head.size()) return -1;
     head_sent_ = true;
     message_status = HEADER_SENT;
-    writer_.reset(out_, f, len);
+    writer_.reset(out_, f, len, discard);
     return 0;
 }
 

@@ -1,4 +1,5 @@
 // Start lines, field lines and body framing of HTTP/1.1 heads (RFC 9112).
+#include <cstdint>
 #include <cstring>
 
 #include <photon/net/http/parser.h>
@@ -151,6 +152,8 @@ PE parse_content_length(const Headers& fields, const Limits& limits, uint64_t* l
     for (char c : v)
         if (c < '0' || c > '9') return PE::BadContentLength;
     *len = fields.content_length();
+    // Body sizes are int64_t (Message::body_size()): 19 digits may not fit.
+    if (*len > (uint64_t)INT64_MAX) return PE::BadContentLength;
     return *len > limits.max_body_size ? PE::BodyTooLarge : PE::None;
 }
 

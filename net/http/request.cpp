@@ -24,6 +24,9 @@ ParseError Request::parse_head(std::string_view head) {
     target_.assign(h.target);
     minor_ = h.minor;
     if (e != ParseError::None) return e;
+    // Absolute-form (checked by the parser): its host overrides Host.
+    if (!target_.empty() && target_[0] != '/' && target_.find("://") != target_.npos)
+        url_ = URL(target_);
     framing_ = h.framing;
     content_length_ = h.content_length;
     keep_alive_ = h.keep_alive;

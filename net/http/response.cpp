@@ -50,8 +50,12 @@ bool Response::body_allowed() const {
            !(request_verb_ == Verb::CONNECT && status_ / 100 == 2);
 }
 
+bool Response::body_discarded() const {
+    return request_verb_ == Verb::HEAD && status_ >= 200 && status_ != 204 && status_ != 304;
+}
+
 Framing Response::default_framing() {
-    if (!body_allowed()) return Framing::None;
+    if (!body_allowed() && !body_discarded()) return Framing::None;
     if (peer_minor_ == 1 && headers.insert("Transfer-Encoding", "chunked") == 0)
         return Framing::Chunked;
     // HTTP/1.0 peers know no chunked: the body ends with the connection.

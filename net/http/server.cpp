@@ -31,14 +31,7 @@ constexpr size_t kLingerBytes = 1024 * 1024;
 // The path of the target that handlers are matched against: origin-form as
 // is, the path of an absolute-form target, else the target (CONNECT's
 // authority, OPTIONS' "*"), which only the default handler gets.
-std::string_view request_path(const Request& req) {
-    std::string_view p = req.abs_path();
-    if (p.empty() || p[0] == '/') return p;
-    size_t scheme = p.find("://");
-    if (scheme == p.npos) return p;
-    size_t slash = p.find('/', scheme + 3);
-    return slash == p.npos ? std::string_view("/") : p.substr(slash);
-}
+std::string_view request_path(const Request& req) { return req.abs_path(); }
 
 // "/a" matches "/a" and "/a/b", not "/ab"; "/a/" matches "/a/b"; "=/a"
 // matches "/a" only. *remain: the path after the pattern.
@@ -244,6 +237,8 @@ int HTTPServerImpl::head_failed(Connection& c) {
         case ECANCELED:  // stop()
             return 0;
         case EPROTO:
+            // The stream's own (a TLS handshake that failed): nothing to answer.
+            if (c.req.parse_error() == ParseError::None) return 0;
             send_error(c, http_status(c.req.parse_error()));
             linger(c);
             return 0;
@@ -318,7 +313,8 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
             simple_response(resp, status);
         } else {
             if (close) (void)resp.headers.set("Connection", "close");
-            if (!has_framing && resp.may_have_body()) (void)resp.headers.content_length(0);
+            if (!has_framing && (resp.may_have_body() || resp.discards_body()))
+                (void)resp.headers.content_length(0);
             c.stream.hold_next();
         }
     }

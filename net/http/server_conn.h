@@ -170,6 +170,8 @@ public:
     Connection* const conn;
     bool head_sent() const { return head_sent_; }
     bool may_have_body() const { return body_allowed(); }
+    // A HEAD answer: framed as the GET's, its body writes dropped.
+    bool discards_body() const { return body_discarded(); }
 
     // Body writes: a head they send goes out with their bytes.
     ssize_t write(const void* buf, size_t count) override;

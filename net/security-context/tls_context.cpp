@@ -40,7 +40,7 @@ int file_errno(const char* path) {
 }
 }  // namespace
 
-void log_openssl_error(const char* what) {
+std::string openssl_errors() {
     char all[512] = "", one[256];
     size_t used = 0;
     while (unsigned long e = ERR_get_error()) {
@@ -49,7 +49,12 @@ void log_openssl_error(const char* what) {
                          used ? "; " : "", one);
         if (used >= sizeof(all)) used = sizeof(all) - 1;
     }
-    LOG_ERROR(what, ": ", all[0] ? all : "no OpenSSL reason");
+    return all;
+}
+
+void log_openssl_error(const char* what) {
+    std::string all = openssl_errors();
+    LOG_ERROR(what, ": ", all.empty() ? "no OpenSSL reason" : all.c_str());
 }
 
 TLSContextImpl::~TLSContextImpl() { SSL_CTX_free(ctx_); }

@@ -16,6 +16,8 @@ namespace net {
 
 // Logs OpenSSL's queued errors (one line) after `what`; drains the queue.
 void log_openssl_error(const char* what);
+// OpenSSL's queued errors, "; "-separated ("" if none); drains the queue.
+std::string openssl_errors();
 
 class TLSContextImpl : public TLSContext {
 public:
@@ -35,6 +37,11 @@ public:
     int set_cert_file(const char* path) override;
     int set_pkey_file(const char* path, const char* passphrase) override;
     int add_sni_context(const char* hostname, TLSContext* ctx) override;
+    int set_handshake_timeout(uint64_t us) override {
+        handshake_timeout_ = us;
+        return 0;
+    }
+    uint64_t handshake_timeout() const { return handshake_timeout_; }
 
     SSL_CTX* ssl_ctx() const { return ctx_; }
     // SSL_VERIFY_* bits for a new stream of `role` (see set_verify_mode).
@@ -55,6 +62,7 @@ private:
     std::string alpn_wire_;     // length-prefixed, as on the wire
     AlpnSelect alpn_cb_;
     std::map<std::string, TLSContextImpl*> sni_;  // lower-case host -> context
+    uint64_t handshake_timeout_ = 30'000'000;     // server streams, from creation
 };
 
 }  // namespace net

@@ -7,6 +7,8 @@
 #include <photon/common/utility.h>
 #include <photon/net/security-context/tls-stream.h>
 
+#include "tls_stream.h"
+
 namespace photon {
 namespace net {
 
@@ -60,15 +62,18 @@ struct tls_conn_state {
     void unref() {
         if (--refs == 0) delete this;
     }
-    // In the connection's own coroutine, so a slow handshake delays no one
-    // else. The base server deletes `plain` after we return.
+    // In the connection's own coroutine. The handshake waits for the
+    // handler's first I/O: the handler's deadlines bound it and its owner
+    // can interrupt it (an HTTP server's stop() counts and ends such a
+    // connection). The base server deletes `plain` after we return.
     int on_connection(ISocketStream* plain) {
         refs++;
         DEFER(unref());
-        // Streams without a timeout take the server's, which bounds the handshake.
+        // Streams without a timeout take the server's.
         if (plain->timeout() == (uint64_t)-1 && base) plain->timeout(base->timeout());
-        std::unique_ptr<ISocketStream> s(new_tls_stream(ctx, plain, SecurityRole::Server));
-        if (!s) return -1;  // logged by the handshake
+        std::unique_ptr<ISocketStream> s(
+            make_tls_stream(ctx, plain, SecurityRole::Server, false, false));
+        if (!s) return -1;
         return handler(s.get());
     }
 };

@@ -94,7 +94,12 @@ struct tls_bio {
 
 TLSSocketStream::TLSSocketStream(TLSContextImpl* ctx, ISocketStream* base, SecurityRole role,
                                  bool own)
-    : ctx_(ctx), base_(base), role_(role), own_(own), timeout_(base->timeout()) {}
+    : ctx_(ctx),
+      base_(base),
+      role_(role),
+      own_(own),
+      timeout_(base->timeout()),
+      hs_deadline_(role == SecurityRole::Server ? ctx->handshake_timeout() : UINT64_MAX) {}
 
 TLSSocketStream::~TLSSocketStream() {
     close();
@@ -223,20 +228,27 @@ int TLSSocketStream::fatal(int ssl_ret, const char* op) {
     int e = SSL_get_error(ssl_, ssl_ret);
     long v = SSL_get_verify_result(ssl_);
     bool verifying = SSL_get_verify_mode(ssl_) & SSL_VERIFY_PEER;
+    std::string why;
     if (e == SSL_ERROR_SSL && !handshaken_ && verifying && v != X509_V_OK) {
         ERR_clear_error();
-        LOG_ERROR("TLS ", op, ": peer certificate rejected: ", X509_verify_cert_error_string(v));
+        why = std::string("peer certificate rejected: ") + X509_verify_cert_error_string(v);
         err_ = EACCES;
     } else if (in_eof_ && in_pos_ == in_len_) {
         ERR_clear_error();
-        LOG_ERROR("TLS ", op, ": peer closed without close_notify");
+        why = "peer closed without close_notify";
         err_ = ECONNRESET;
     } else {
-        char what[64];
-        snprintf(what, sizeof(what), "TLS %s failed (SSL_get_error %d)", op, e);
-        log_openssl_error(what);
+        std::string reasons = openssl_errors();
+        why = "failed (SSL_get_error " + std::to_string(e) +
+              "): " + (reasons.empty() ? "no OpenSSL reason" : reasons);
         err_ = EPROTO;
     }
+    // Any peer can fail a server's handshake at will: like the HTTP parser's
+    // rejections, log that rarely, at WARN, or it floods the log.
+    if (role_ == SecurityRole::Server && !handshaken_)
+        LOG_EVERY_T(10, LOG_WARN("TLS ", op, ": ", why.c_str()));
+    else
+        LOG_ERROR("TLS ", op, ": ", why.c_str());
     errno = err_;
     return -1;
 }
@@ -247,6 +259,7 @@ int TLSSocketStream::handshake(Timeout t) {
         errno = err_;
         return -1;
     }
+    if (hs_deadline_ < t) t.expiration(hs_deadline_.expiration());
     if (hs_lock_.lock(t) < 0) return -1;
     DEFER(hs_lock_.unlock());
     while (!handshaken_) {
@@ -463,14 +476,20 @@ Object* TLSSocketStream::get_underlay_object(uint64_t recursion) {
 
 // ---- factories and helpers --------------------------------------------------
 
-ISocketStream* new_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole role,
-                              bool ownership) {
+ISocketStream* make_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole role,
+                               bool ownership, bool handshake_now) {
     auto impl = dynamic_cast<TLSContextImpl*>(ctx);
     if (!impl || !base) LOG_ERROR_RETURN(EINVAL, nullptr, "new_tls_stream: no context or base");
     std::unique_ptr<TLSSocketStream> s(new TLSSocketStream(impl, base, role, ownership));
     if (s->init() < 0) return nullptr;
-    if (role == SecurityRole::Server && s->handshake(Timeout(s->timeout())) < 0) return nullptr;
+    if (handshake_now && role == SecurityRole::Server && s->handshake(Timeout(s->timeout())) < 0)
+        return nullptr;
     return s.release();
+}
+
+ISocketStream* new_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole role,
+                              bool ownership) {
+    return make_tls_stream(ctx, base, role, ownership, true);
 }
 
 namespace {

@@ -88,6 +88,7 @@ private:
     bool own_;
     SSL* ssl_ = nullptr;
     uint64_t timeout_;
+    Timeout hs_deadline_;  // a server's handshake ends by then (the context's limit)
 
     std::unique_ptr<char[]> in_;  // ciphertext from base, not yet given to OpenSSL
     size_t in_pos_ = 0, in_len_ = 0;
@@ -105,6 +106,11 @@ private:
     int read_err_ = 0;  // cut a read short; the next read reports it
     int write_err_ = 0;
 };
+
+// new_tls_stream(); a server stream handshakes here only if handshake_now,
+// else on its first I/O (as a client stream does).
+ISocketStream* make_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole role,
+                               bool ownership, bool handshake_now);
 
 }  // namespace net
 }  // namespace photon

@@ -268,9 +268,28 @@ TEST_F(HttpMessage, ResponseChoosesFraming) {
     resp.reset(&in, &sink);
     resp.for_request(Verb::HEAD, 1);
     ASSERT_EQ(0, resp.headers.content_length(100));
-    EXPECT_EQ(-1, resp.write("x", 1));  // HEAD: the length is metadata only
-    ASSERT_EQ(0, resp.send());
+    EXPECT_EQ(1, resp.write("x", 1));                              // HEAD: counted, not sent
+    EXPECT_EQ(-1, resp.write(std::string(100, 'x').data(), 100));  // past the length, as GET
+    EXPECT_EQ(EMSGSIZE, errno);
+    ASSERT_EQ(0, resp.send());  // the length is metadata only
     EXPECT_EQ("HTTP/1.1 200 Fine\r\nContent-Length: 100\r\n\r\n", sink.out);
+
+    // HEAD gets the GET's framing; no chunk, not even the last, is sent.
+    sink.out.clear();
+    resp.reset(&in, &sink);
+    resp.for_request(Verb::HEAD, 1);
+    ASSERT_EQ(3, resp.write("abc", 3));
+    ASSERT_EQ(0, resp.send());
+    EXPECT_EQ("HTTP/1.1 200 Fine\r\nTransfer-Encoding: chunked\r\n\r\n", sink.out);
+
+    sink.out.clear();
+    resp.reset(&in, &sink);
+    resp.for_request(Verb::GET, 1);
+    ASSERT_EQ(0, resp.set_result(204));
+    EXPECT_EQ(-1, resp.write("x", 1));  // 204: no body at all
+    EXPECT_EQ(EMSGSIZE, errno);
+    ASSERT_EQ(0, resp.send());
+    EXPECT_EQ("HTTP/1.1 204 No Content\r\n\r\n", sink.out);
 
     EXPECT_EQ(-1, resp.set_result(99));
     EXPECT_EQ(-1, resp.set_result(200, "a\r\nb"));

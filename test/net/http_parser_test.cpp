@@ -123,6 +123,39 @@ TEST_F(HttpParser, RejectsContentLengthSmuggling) {
             << v;
 }
 
+// 19 digits pass the digit check but may not fit the int64_t body size: the
+// remaining-body arithmetic went negative and the server kept the connection.
+TEST_F(HttpParser, RejectsAContentLengthAboveTheSigned64BitRange) {
+    std::string r = "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: ";
+    EXPECT_EQ(ParseError::BadContentLength, error_of(r + "9999999999999999999\r\n\r\n"));
+    EXPECT_EQ(ParseError::BadContentLength, error_of(r + "9223372036854775808\r\n\r\n"));
+    Parsed p;
+    parse(r + "9223372036854775807\r\n\r\n", &p);
+    ASSERT_EQ(0, p.ret);
+    EXPECT_EQ(INT64_MAX, p.req().body_size());
+}
+
+// RFC 9112 3.2.2: the host of an absolute-form target wins over Host.
+TEST_F(HttpParser, TakesTheHostOfAnAbsoluteFormTargetOverTheHostField) {
+    Parsed p;
+    parse("GET http://a/x?q=1 HTTP/1.1\r\nHost: b\r\n\r\n", &p);
+    ASSERT_EQ(0, p.ret);
+    EXPECT_EQ("http://a/x?q=1", p.req().target());
+    EXPECT_EQ("a", p.req().host());
+    EXPECT_EQ("a", p.req().host_no_port());
+    EXPECT_EQ("/x", p.req().abs_path());
+    EXPECT_EQ("q=1", p.req().query());
+    parse("GET HTTP://a:8080 HTTP/1.1\r\nHost: b\r\n\r\n", &p);
+    ASSERT_EQ(0, p.ret);
+    EXPECT_EQ("a:8080", p.req().host());
+    EXPECT_EQ("/", p.req().abs_path());
+    // An origin-form target takes the Host field.
+    parse("GET /y HTTP/1.1\r\nHost: b\r\n\r\n", &p);
+    ASSERT_EQ(0, p.ret);
+    EXPECT_EQ("b", p.req().host());
+    EXPECT_EQ("/y", p.req().abs_path());
+}
+
 TEST_F(HttpParser, RejectsTransferEncodingSmuggling) {
     std::string r = "POST / HTTP/1.1\r\nHost: h\r\n";
     EXPECT_EQ(ParseError::ContentLengthWithTransferEncoding,

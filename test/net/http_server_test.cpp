@@ -6,8 +6,10 @@
 #include <string>
 
 #include <photon/common/timeout.h>
+#include <photon/net/security-context/tls-stream.h>
 
 #include "http_server_test_util.h"
+#include "tls_test_util.h"
 
 using namespace photon;
 using namespace photon_test;
@@ -56,6 +58,8 @@ struct handlers {
         s->add_handler({this, &handlers::status}, "/status/");
         s->add_handler({this, &handlers::chunks_fail}, "/chunks-fail");
         s->add_handler({this, &handlers::events}, "/events");
+        s->add_handler({this, &handlers::sized}, "/sized");
+        s->add_handler({this, &handlers::host}, "/host");
     }
     // The request body back; a failed read fails the request.
     int echo(Request& req, Response& resp, std::string_view) {
@@ -92,6 +96,15 @@ struct handlers {
     int chunks(Request&, Response& resp, std::string_view) {
         for (const char* p : {"one,", "two,", "three"}) resp.write(p, strlen(p));
         return 0;
+    }
+    // A sized body, written whatever the verb (HEAD included).
+    int sized(Request&, Response& resp, std::string_view) {
+        resp.headers.content_length(6);
+        return resp.write("sized\n", 6) == 6 ? 0 : -1;
+    }
+    // "<host> <path>" as the handler sees them.
+    int host(Request& req, Response& resp, std::string_view) {
+        return reply(resp, std::string(req.host()) + " " + std::string(req.abs_path()));
     }
     int chunks_fail(Request&, Response& resp, std::string_view) {
         resp.write("one,", 4);
@@ -567,6 +580,55 @@ TEST_P(HttpServer, HeadAnswersCarryNoBody) {
     EXPECT_EQ("hello\n", body);
 }
 
+// A HEAD whose handler writes a body (chunked or sized) gets the GET's head;
+// the writes succeed and send nothing, and the connection goes on. The
+// writes failed (EMSGSIZE) and the request pipelined behind was dropped.
+TEST_P(HttpServer, HeadOfAHandlerThatWritesABodyGetsTheGetHeadAndKeepsTheConnection) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    ASSERT_EQ(200, c.request(head("GET", "/chunks"), &body));
+    EXPECT_EQ("chunked", c.resp.headers["Transfer-Encoding"]);
+    ASSERT_TRUE(c.send(head("HEAD", "/chunks") + head("HEAD", "/sized") + head("GET", "/text")));
+    ASSERT_EQ(200, c.get(&body, Verb::HEAD));
+    EXPECT_EQ("", body);
+    EXPECT_EQ("chunked", c.resp.headers["Transfer-Encoding"]);
+    EXPECT_FALSE(c.resp.headers.has("Content-Length"));
+    EXPECT_TRUE(c.resp.keep_alive());
+    ASSERT_EQ(200, c.get(&body, Verb::HEAD));
+    EXPECT_EQ("", body);
+    EXPECT_EQ("6", c.resp.headers["Content-Length"]);
+    EXPECT_TRUE(c.resp.keep_alive());
+    // Had a body been sent, it would be read as this response's head.
+    ASSERT_EQ(200, c.get(&body));
+    EXPECT_EQ("hello\n", body);
+    EXPECT_TRUE(c.resp.keep_alive());
+}
+
+// RFC 9112 3.2.2: an absolute-form target's host overrides Host.
+TEST_P(HttpServer, HandlersSeeTheHostAndPathOfAnAbsoluteFormTarget) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    ASSERT_EQ(200, c.request("GET http://a/host/x HTTP/1.1\r\nHost: b\r\n\r\n", &body));
+    EXPECT_EQ("a /host/x", body);
+    ASSERT_EQ(200, c.request("GET /host/y HTTP/1.1\r\nHost: b\r\n\r\n", &body));
+    EXPECT_EQ("b /host/y", body);
+}
+
+// Over 2^63 - 1 the remaining-body arithmetic went negative: the answer kept
+// the connection, and the server read and dropped 1 MiB before closing.
+TEST_P(HttpServer, Answers400ToAContentLengthAboveTheSigned64BitRange) {
+    serve_default();
+    raw_client c(ep);
+    std::string body;
+    ASSERT_EQ(400, c.request(head("POST", "/text", "Content-Length: 9999999999999999999\r\n") +
+                                 std::string(1000, 'b'),
+                             &body));
+    EXPECT_EQ("close", c.resp.headers["Connection"]);
+    EXPECT_TRUE(c.closed());
+}
+
 TEST_P(HttpServer, ServesHttp10Peers) {
     serve_default();
     {
@@ -807,3 +869,90 @@ TEST_P(HttpServer, SendsAStreamingHeadBeforeTheFirstEvent) {
 }
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(HttpServer);
+
+// ---- HTTPS: connections still in their TLS handshake -----------------------
+
+class HttpsServer : public HttpServer {
+protected:
+    void SetUp() override {
+        HttpServer::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
+        std::unique_ptr<TLSContext> probe(new_tls_context());
+        if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
+        if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
+        ASSERT_TRUE(pki().ok()) << "certificate generation failed, see its log";
+        ctx.reset(new_tls_context(pki().pem("srv.pem").c_str(), pki().pem("srv.key").c_str()));
+        ASSERT_TRUE(ctx);
+    }
+    void TearDown() override {
+        HttpServer::TearDown();
+        ctx.reset();  // after the connections that use it
+    }
+    static test_pki& pki() { return test_pki::get(); }
+    void serve_https(const ServerOptions& opts = {}) {
+        http.reset(new_http_server(opts));
+        h.install(http.get());
+        tcp.reset(new_tls_server(ctx.get(), new_tcp_socket_server(), true));
+        ASSERT_TRUE(tcp);
+        ASSERT_EQ(0, tcp->bind_v4localhost(0));
+        ASSERT_EQ(0, tcp->listen());
+        tcp->set_handler(http->get_connection_handler());
+        ASSERT_EQ(0, tcp->start_loop(false));
+        ep = tcp->getsockname();
+    }
+    // A TLS record header announcing a 512-byte ClientHello, and 100 bytes of it.
+    static std::string half_client_hello() {
+        return std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) +
+               std::string(100, 'r');
+    }
+    std::unique_ptr<TLSContext> ctx;
+};
+
+// The handshake ran before the HTTP server's deadlines applied and had none
+// of its own: such a client held its connection forever.
+TEST_P(HttpsServer, ClosesClientsStuckInTheHandshakeAfterTheHandshakeTimeout) {
+    ASSERT_EQ(0, ctx->set_handshake_timeout(200'000));
+    serve_https();
+    {  // A real client: the handshake runs in the server's first read.
+        std::unique_ptr<TLSContext> cctx(new_tls_context());
+        ASSERT_TRUE(cctx);
+        ASSERT_EQ(0, cctx->set_ca_cert(pki().pem("ca.pem").c_str()));
+        std::unique_ptr<ISocketClient> cli(new_tls_client(cctx.get(), new_tcp_socket_client()));
+        cli->timeout(kLongUs);
+        std::unique_ptr<ISocketStream> s(cli->connect(ep));
+        ASSERT_TRUE(s);
+        ASSERT_EQ(0, tls_stream_set_hostname(s.get(), "localhost"));
+        std::string req = head("GET", "/text", "Connection: close\r\n"), all;
+        ASSERT_EQ((ssize_t)req.size(), s->write(req.data(), req.size()));
+        char buf[4096];
+        ssize_t n;
+        while ((n = s->recv(buf, sizeof(buf))) > 0) all.append(buf, n);
+        EXPECT_EQ(0u, all.find("HTTP/1.1 200 OK\r\n")) << all;
+        EXPECT_EQ("hello\n", all.substr(all.size() - 6));
+    }
+    auto t0 = Clock::now();
+    raw_client silent(ep), half(ep);
+    ASSERT_TRUE(silent.ok() && half.ok());
+    ASSERT_TRUE(half.send(half_client_hello()));
+    EXPECT_TRUE(silent.closed(kLongUs));
+    EXPECT_TRUE(half.closed(kLongUs));
+    EXPECT_GE(us_since(t0), 150'000u);  // not before the deadline (200 ms)
+    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+}
+
+// stop() did not see connections in their handshake: it returned 0 at once
+// while they stayed open.
+TEST_P(HttpsServer, StopEndsConnectionsStillInTheirHandshake) {
+    serve_https();  // the default handshake timeout: 30 s
+    raw_client silent(ep), half(ep);
+    ASSERT_TRUE(silent.ok() && half.ok());
+    ASSERT_TRUE(half.send(half_client_hello()));
+    ASSERT_TRUE(wait_until([&] { return http->connections() == 2; }));
+    tcp->terminate();
+    EXPECT_EQ(0, http->stop(kLongUs));
+    EXPECT_EQ(0u, http->connections());
+    EXPECT_TRUE(silent.closed(kLongUs));
+    EXPECT_TRUE(half.closed(kLongUs));
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(HttpsServer);

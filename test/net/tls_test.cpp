@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include <photon/common/alog.h>
 #include <photon/common/utility.h>
 #include <photon/net/basic_socket.h>
 #include <photon/net/security-context/tls-stream.h>
@@ -87,6 +88,8 @@ protected:
 
 public:
     int handle(ISocketStream* s) {
+        // A handler gets its stream before the handshake, which ALPN needs.
+        if (tls_stream_handshake(s) < 0) return -1;
         server_alpn = std::string(tls_stream_get_alpn_selected(s));
         return on_conn ? on_conn(s) : echo(s);
     }
@@ -595,6 +598,36 @@ TEST_P(Tls, ServerHandshakeTimesOutOnASilentClient) {
     EXPECT_EQ(nullptr, server->accept());
     EXPECT_EQ(ETIMEDOUT, errno);
     EXPECT_GE(us_since(t0), 40 * 1000u);  // 50 ms on photon's coarse clock
+}
+
+// Any peer can fail a server's handshake: each failure logged an ERROR line,
+// a log-flood vector. They are logged at most once every 10 s.
+TEST_P(Tls, RateLimitsTheLogOfHandshakesThatPeersFail) {
+    struct counter final : public ILogOutput {
+        std::atomic<int> tls_lines{0};
+        void write(int, const char* begin, const char* end) override {
+            if (std::string(begin, end).find("TLS handshake") != std::string::npos) tls_lines++;
+        }
+        int get_log_file_fd() override { return -1; }
+        uint64_t set_throttle(uint64_t t) override { return t; }
+        uint64_t get_throttle() override { return -1ULL; }
+        void destruct() override {}
+    } out;
+    ALogLogger saved = default_logger;
+    default_logger = {&out, ALOG_DEBUG};
+    DEFER(default_logger = saved);
+    serve(keep(server_ctx("srv")));
+    std::unique_ptr<ISocketClient> plain(new_tcp_socket_client());
+    plain->timeout(kLongUs);
+    for (int i = 0; i < 40; i++) {
+        std::unique_ptr<ISocketStream> s(plain->connect(ep));
+        ASSERT_NE(nullptr, s);
+        ASSERT_EQ(18, s->write("GET / HTTP/1.1\r\n\r\n", 18));
+        char buf[256];
+        while (s->recv(buf, sizeof(buf)) > 0) {
+        }  // until the server, having failed the handshake, closes
+    }
+    EXPECT_LE(out.tls_lines.load(), 2);  // one per 10 s window; the test is shorter
 }
 
 TEST_P(Tls, SendfileEncryptsTheFileRange) {

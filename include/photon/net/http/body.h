@@ -87,7 +87,9 @@ private:
 class BodyWriter {
 public:
     // Framing::None accepts no bytes; ContentLength exactly content_length.
-    void reset(IStream* out, Framing framing, uint64_t content_length);
+    // discard: bytes are checked against the framing and counted, never
+    // written, and finish() writes nothing (the body of a HEAD answer).
+    void reset(IStream* out, Framing framing, uint64_t content_length, bool discard = false);
     // Writes all of it (one chunk when chunked): count, or -1 with errno
     // EMSGSIZE (more than the declared length, or any byte when no body is
     // allowed; nothing is written) or the stream's.
@@ -103,6 +105,7 @@ private:
     Framing framing_ = Framing::None;
     uint64_t limit_ = 0, written_ = 0;
     bool finished_ = false;
+    bool discard_ = false;
 };
 
 }  // namespace http

@@ -121,7 +121,8 @@ public:
     // Content-Length; a request without verb or target).
     int send_header();
     // Body bytes, after the head: all of count, or -1 with errno EMSGSIZE
-    // (beyond the declared Content-Length, or a message without a body).
+    // (beyond the declared Content-Length, or a message without a body). A
+    // response to HEAD counts them and sends none.
     ssize_t write(const void* buf, size_t count) override;
     ssize_t writev(const struct iovec* iov, int iovcnt) override;
     // Completes the message: head if unsent, then the body's end. 0 or -1
@@ -164,6 +165,9 @@ protected:
     virtual Framing default_framing() = 0;
     // Whether an outgoing message of this kind may carry body bytes.
     virtual bool body_allowed() const { return true; }
+    // An outgoing message framed as if it had a body whose bytes are not sent
+    // (the answer to HEAD: the head a GET would get, body writes dropped).
+    virtual bool body_discarded() const { return false; }
     int fail(ParseError e);
     void clear_state();
     // The socket stream bound by reset(ISocketStream*), or the output if it
@@ -212,12 +216,19 @@ public:
     std::string_view target() const { return target_; }
     // Sets the target for sending; -1 EINVAL if it holds space or controls.
     int target(std::string_view t);
+    // The target's path, without the query (of an absolute-form target, its
+    // path: "/x" for "http://a/x?q").
     std::string_view abs_path() const {
+        if (url_.is_absolute()) return url_.path();
         return std::string_view(target_).substr(0, target_.find('?'));
     }
     // After the '?', "" if none.
     std::string_view query() const;
-    std::string_view host() const { return headers["Host"]; }
+    // The authority of an absolute-form target (RFC 9112 3.2.2: it overrides
+    // the Host field), else the Host field.
+    std::string_view host() const {
+        return url_.is_absolute() ? url_.host_port() : headers["Host"];
+    }
     // The client sent "Expect: 100-continue" (HTTP/1.1, with a body). The
     // first read() answers "100 Continue" unless a response head went first.
     bool expect_continue() const { return expect_continue_; }
@@ -237,12 +248,12 @@ public:
     // Re-targets to `location`, absolute or relative to url() (RFC 3986
     // 5.2), as reset() but keeping the headers other than Host.
     int redirect(Verb v, std::string_view location, bool enable_proxy = false);
-    // The URL of reset() / redirect(); empty for a received request.
+    // The URL of reset() / redirect(); of a received request, its target if
+    // in absolute-form, else empty.
     const URL& url() const { return url_; }
     bool secure() const { return url_.secure(); }
     uint16_t port() const { return url_.port(); }
-    // The host without port (nor IPv6 brackets): the URL's, or, of a
-    // received request, its Host field's.
+    // The host of host() without port (nor IPv6 brackets).
     std::string_view host_no_port() const;
     // Photon's: the connection's socket stream, nullptr if unbound. For a
     // request an HTTPServer serves, reading or writing it takes the
@@ -289,8 +300,10 @@ public:
     // code is outside 100..599 or reason holds CR, LF or controls.
     int set_result(int code, std::string_view reason = "");
     // For sending: the request this answers. HEAD / 1xx / 204 / 304 responses
-    // and a 2xx to CONNECT carry no body; an HTTP/1.0 peer gets an
-    // until-close body instead of chunked when no Content-Length is set.
+    // and a 2xx to CONNECT carry no body (a HEAD answer gets the framing a GET
+    // would, and its body writes succeed and are dropped); an HTTP/1.0 peer
+    // gets an until-close body instead of chunked when no Content-Length is
+    // set.
     void for_request(Verb request_verb, int request_minor) {
         request_verb_ = request_verb;
         peer_minor_ = request_minor;
@@ -301,6 +314,7 @@ protected:
     int start_line(std::string* out) const override;
     Framing default_framing() override;
     bool body_allowed() const override;
+    bool body_discarded() const override;
 
 private:
     int status_ = 200;

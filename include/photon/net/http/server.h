@@ -96,8 +96,9 @@ public:
 
     // Extension: graceful stop. New requests on kept-alive connections are
     // refused: a connection waiting for a request (or in the middle of its
-    // head, or reading and dropping a body its handler left unread) is
-    // closed at once, one whose handler runs is closed after its
+    // head, or reading and dropping a body its handler left unread, or an
+    // HTTPS one still in its TLS handshake) is closed at once, one whose
+    // handler runs is closed after its
     // response, which says Connection: close unless its head was already
     // sent. Returns when no connection is being served or `timeout` (us)
     // passed: 0, or -1 ETIMEDOUT (the handlers go on). Connections that come

@@ -73,6 +73,10 @@ public:
     virtual int add_sni_context(const char* /*hostname*/, TLSContext* /*ctx*/) {
         return errno = ENOSYS, -1;
     }
+    // Server streams: the handshake must end within `us` microseconds of
+    // the stream's creation, or it fails with ETIMEDOUT (default 30 s, the
+    // HTTP server's header_timeout; -1: only the stream's timeout bounds it).
+    virtual int set_handshake_timeout(uint64_t /*us*/) { return errno = ENOSYS, -1; }
 };
 
 // A context with an optional PEM certificate and key (encrypted keys need the
@@ -92,10 +96,12 @@ TLSContext* new_tls_context_from_files(const char* cert_file, const char* key_fi
 // Each call is bounded by it as a whole.
 ISocketStream* new_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole role,
                               bool ownership = false);
-// A server whose accepted streams are TLS (handshaken in the connection's
-// coroutine when a handler is set; in accept() otherwise, which then fails
-// with the handshake's errno). Accepted streams without a timeout take the
-// server's.
+// A server whose accepted streams are TLS. A handler gets its stream at once
+// and the handshake runs on the stream's first I/O (or tls_stream_handshake()),
+// so that the handler's own deadlines and interruptions (an HTTP server's
+// stop()) cover it; a failed handshake fails that I/O. accept() handshakes
+// before it returns, and fails with the handshake's errno. Accepted streams
+// without a timeout take the server's.
 ISocketServer* new_tls_server(TLSContext* ctx, ISocketServer* base, bool ownership = false);
 // A client whose connected streams are TLS client streams.
 ISocketClient* new_tls_client(TLSContext* ctx, ISocketClient* base, bool ownership = false);
