@@ -79,16 +79,24 @@ public:
             LOG_ERROR_RETURN(EINVAL, -1, "wait_for_fd: bad fd ` or interests `", fd,
                              HEX(interests));
         if (timeout.expired()) return poll_once(fd, want);
-        int r = (interests & EDGE_TRIGGERED) ? ensure_registered(fd) : rearm(fd);
+        bool edge = interests & EDGE_TRIGGERED;
+        int r = edge ? ensure_registered(fd) : rearm(fd);
         if (r <= 0) return r;  // 0: a file epoll cannot watch is always ready
-        if (interests & EDGE_TRIGGERED) {
+        if (edge) {
             fd_slot& s = slots_[fd];
-            if ((s.ready | s.sticky) & want) {
+            if (s.ready & want) {
                 s.ready &= ~want;
                 return 0;
             }
+            if (s.sticky & want) {
+                if (poll_once(fd, want) == 0) return 0;
+                // A hang-up of another file that had this number (closed
+                // without forget_fd): not this one's. Start afresh.
+                s.sticky &= ~want;
+                if ((r = rearm(fd)) <= 0) return r;
+            }
         }
-        return park(fd, want, timeout);
+        return edge ? park_edge(fd, want, timeout) : park(fd, want, timeout);
     }
 
     ssize_t wait_and_fire_events(uint64_t timeout) override {
@@ -185,6 +193,23 @@ private:
         if (e == EOK) return 0;
         errno = e;
         return -1;
+    }
+
+    // An edge-triggered wait trusts the registration, which close() drops
+    // silently: an fd closed without forget_fd and its number reused would
+    // then never see an event. So a wait that has seen none for
+    // kRecheckUs re-registers (EPOLL_CTL_MOD, or ADD if the file is
+    // another) and has the kernel re-check the level; a stale registration
+    // costs a delay, not a hang.
+    static constexpr uint64_t kRecheckUs = 1000 * 1000;
+    int park_edge(int fd, uint32_t want, Timeout timeout) {
+        while (true) {
+            Timeout slice = timeout;
+            slice.timeout_at_most(kRecheckUs);
+            int r = park(fd, want, slice);
+            if (r == 0 || errno != ETIMEDOUT || timeout.expired() || !slice.expired()) return r;
+            if ((r = rearm(fd)) <= 0) return r;
+        }
     }
 
     static void unlink(fd_slot& s, waiter& w) {

@@ -263,6 +263,41 @@ TEST_P(FdEvents, ClosedFdNumberReusedStartsClean) {
     }
 }
 
+// The same without forget_fd (a user's plain close): the epoll engine's
+// registration of the old file went with it, silently. An edge-triggered wait
+// on the new file must still see its data (within the engine's re-check
+// period, not hang), and the old file's hang-up must not make the new one look
+// ready forever.
+TEST_P(FdEvents, AnFdClosedWithoutForgetFdAndReusedStillWorksEdgeTriggered) {
+    for (bool hang_up : {false, true}) {
+        int old_r;
+        {
+            pipe_fds p;
+            old_r = p.r;
+            EXPECT_EQ(-1, wait_for_fd(p.r, EVENT_READ | EDGE_TRIGGERED, 1000));  // registered
+            if (hang_up) {
+                close(p.w);
+                p.w = -1;
+                EXPECT_EQ(0, wait_for_fd(p.r, EVENT_READ | EDGE_TRIGGERED, kLongUs));
+            }
+        }  // closed, no forget_fd
+        pipe_fds q;
+        ASSERT_EQ(old_r, q.r) << "the lowest free fd number is reused";
+        if (hang_up) {
+            EXPECT_EQ(-1, wait_for_fd(q.r, EVENT_READ | EDGE_TRIGGERED, 50 * 1000))
+                << "the old file's hang-up is not the new one's";
+            EXPECT_EQ(ETIMEDOUT, errno);
+        }
+        int result = -2;
+        auto t = spawn([&] { result = wait_for_fd(q.r, EVENT_READ | EDGE_TRIGGERED, kLongUs); });
+        ASSERT_TRUE(until_sleeping(t.th));
+        q.put();
+        t.join();
+        EXPECT_EQ(0, result) << "the data is seen before the 10 s deadline";
+        get_vcpu()->master_event_engine->forget_fd(q.r);
+    }
+}
+
 // One eventfd each (a pipe would take two fds: 20k passes many hard limits).
 TEST_P(FdEvents, TenThousandCoroutinesEachOnItsOwnFd) {
     constexpr int kN = 10000;
