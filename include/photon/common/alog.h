@@ -87,7 +87,7 @@ public:
     virtual void destruct() = 0;
     // Wrap lines of `level` in an ANSI colour (ALOG_COLOR_NOTHING = plain). 0, or -1 with
     // EINVAL; outputs without colours ignore it and return 0.
-    virtual int set_level_color(int level, unsigned char code) { return 0; }
+    virtual int set_level_color(int /*level*/, unsigned char /*code*/) { return 0; }
     // Photon's palette (DEBUG dark grey, WARN yellow, ERROR red, FATAL magenta, TEMP cyan,
     // AUDIT green) / no colours. Built-in outputs start without colours.
     void preset_color();

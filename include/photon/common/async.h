@@ -97,7 +97,8 @@ struct af_traits<void (T::*)(ARGS...)> {
 };
 
 // The two trailing arguments of every async function.
-#define EXPAND_FUNC(T, OP, ...) virtual void OP(__VA_ARGS__, Done<T> done, uint64_t timeout = -1)
+#define EXPAND_FUNC(T, OP, ...) \
+    virtual void OP(__VA_ARGS__, Done<T> done, [[maybe_unused]] uint64_t timeout = -1)
 #define EXPAND_FUNC0(T, OP) virtual void OP(Done<T> done, uint64_t timeout = -1)
 
 // Pure virtual async functions of an interface.

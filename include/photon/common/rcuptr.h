@@ -263,7 +263,7 @@ struct RCUPtr {
         if (auto r = of(domain)->current_reader()) r->quiescent();
     }
     // Publishes new_ptr; returns the old pointer, to reclaim after a grace period.
-    T* update(T* new_ptr, RCUDomain* domain = nullptr) {
+    T* update(T* new_ptr, RCUDomain* /*domain*/ = nullptr) {
         return ptr.exchange(new_ptr, std::memory_order_seq_cst);
     }
     // Waits for a grace period of the domain (yields meanwhile).

@@ -36,14 +36,14 @@ public:
     virtual ssize_t writev_mutable(struct iovec* iov, int iovcnt) { return writev(iov, iovcnt); }
 
     // 0 by default: streams without a half-close have nothing to do.
-    virtual int shutdown(ShutdownHow how) { return 0; }
+    virtual int shutdown(ShutdownHow /*how*/) { return 0; }
 
     // The per-operation timeout in us (-1: none); ENOSYS where unsupported.
     virtual uint64_t timeout() const {
         errno = ENOSYS;
         return -1;
     }
-    virtual void timeout(uint64_t tm) { errno = ENOSYS; }
+    virtual void timeout(uint64_t /*tm*/) { errno = ENOSYS; }
 
     struct ReadAll {
         struct FreeDeleter {

@@ -56,7 +56,8 @@ public:
     EXPAND_FUNC(ssize_t, preadv_mutable, struct iovec* iov, int iovcnt, off_t offset) {
         preadv(iov, iovcnt, offset, done, timeout);
     }
-    EXPAND_FUNC(ssize_t, preadv2, const struct iovec* iov, int iovcnt, off_t offset, int flags) {
+    EXPAND_FUNC(ssize_t, preadv2, const struct iovec* iov, int iovcnt, off_t offset,
+                int /*flags*/) {
         preadv(iov, iovcnt, offset, done, timeout);
     }
     EXPAND_FUNC(ssize_t, preadv2_mutable, struct iovec* iov, int iovcnt, off_t offset, int flags) {
@@ -68,7 +69,8 @@ public:
     EXPAND_FUNC(ssize_t, pwritev_mutable, struct iovec* iov, int iovcnt, off_t offset) {
         pwritev(iov, iovcnt, offset, done, timeout);
     }
-    EXPAND_FUNC(ssize_t, pwritev2, const struct iovec* iov, int iovcnt, off_t offset, int flags) {
+    EXPAND_FUNC(ssize_t, pwritev2, const struct iovec* iov, int iovcnt, off_t offset,
+                int /*flags*/) {
         pwritev(iov, iovcnt, offset, done, timeout);
     }
     EXPAND_FUNC(ssize_t, pwritev2_mutable, struct iovec* iov, int iovcnt, off_t offset, int flags) {
@@ -84,14 +86,15 @@ public:
     DEFINE_ASYNC(int, fstat, struct stat* buf);
     DEFINE_ASYNC(int, ftruncate, off_t length);
 
-    UNIMPLEMENTED_ASYNC(int, sync_file_range, off_t offset, off_t nbytes, unsigned int flags);
-    UNIMPLEMENTED_ASYNC(ssize_t, do_appendv, const struct iovec* iov, int iovcnt, off_t* offset,
-                        off_t* position);
-    UNIMPLEMENTED_ASYNC(int, fallocate, int mode, off_t offset, off_t len);
-    UNIMPLEMENTED_ASYNC(int, trim, off_t offset, size_t len);
-    UNIMPLEMENTED_ASYNC(int, fiemap, struct fiemap* map);
+    UNIMPLEMENTED_ASYNC(int, sync_file_range, off_t /*offset*/, off_t /*nbytes*/,
+                        unsigned int /*flags*/);
+    UNIMPLEMENTED_ASYNC(ssize_t, do_appendv, const struct iovec* /*iov*/, int /*iovcnt*/,
+                        off_t* /*offset*/, off_t* /*position*/);
+    UNIMPLEMENTED_ASYNC(int, fallocate, int /*mode*/, off_t /*offset*/, off_t /*len*/);
+    UNIMPLEMENTED_ASYNC(int, trim, off_t /*offset*/, size_t /*len*/);
+    UNIMPLEMENTED_ASYNC(int, fiemap, struct fiemap* /*map*/);
     // Synchronous, as PhotonLibOS has it.
-    virtual int vioctl(int request, va_list args) {
+    virtual int vioctl(int /*request*/, va_list /*args*/) {
         errno = ENOSYS;
         return -1;
     }
@@ -153,8 +156,8 @@ public:
     bool is_readf(FuncPIOCV2 f) { return f == _and_preadcv2(); }
     bool is_writef(FuncPIOCV2 f) { return f == _and_pwritecv2(); }
 
-    UNIMPLEMENTED_ASYNC(ssize_t, pread0c, off_t offset, size_t count, iovector* iov);
-    UNIMPLEMENTED_ASYNC(ssize_t, pwrite0c, off_t offset, iovector* iov);
+    UNIMPLEMENTED_ASYNC(ssize_t, pread0c, off_t /*offset*/, size_t /*count*/, iovector* /*iov*/);
+    UNIMPLEMENTED_ASYNC(ssize_t, pwrite0c, off_t /*offset*/, iovector* /*iov*/);
     constexpr static uint32_t OPID_PREAD0C = 23;
     constexpr static uint32_t OPID_PWIRTE0C = 24;
     constexpr static uint32_t OPID_PREADV2 = 25;
@@ -220,7 +223,7 @@ public:
     DEFINE_ASYNC(int, mknod, const char* path, mode_t mode, dev_t dev);
     DEFINE_ASYNC0(int, syncfs);
 
-    virtual Object* get_underlay_object(int i = 0) {
+    virtual Object* get_underlay_object(int /*i*/ = 0) {
         errno = ENOSYS;
         return nullptr;
     }

@@ -65,10 +65,10 @@ public:
         return pwritev(iov, iovcnt, offset);
     }
     // RWF_* flags; this default ignores them.
-    virtual ssize_t preadv2(const struct iovec* iov, int iovcnt, off_t offset, int flags) {
+    virtual ssize_t preadv2(const struct iovec* iov, int iovcnt, off_t offset, int /*flags*/) {
         return preadv(iov, iovcnt, offset);
     }
-    virtual ssize_t pwritev2(const struct iovec* iov, int iovcnt, off_t offset, int flags) {
+    virtual ssize_t pwritev2(const struct iovec* iov, int iovcnt, off_t offset, int /*flags*/) {
         return pwritev(iov, iovcnt, offset);
     }
     virtual ssize_t preadv2_mutable(struct iovec* iov, int iovcnt, off_t offset, int flags) {
@@ -86,16 +86,16 @@ public:
     virtual int fstat(struct stat* buf) = 0;
     virtual int ftruncate(off_t length) = 0;
 
-    UNIMPLEMENTED(int fadvise(off_t offset, off_t len, int advice))
-    UNIMPLEMENTED(int sync_file_range(off_t offset, off_t nbytes, unsigned int flags))
-    UNIMPLEMENTED(int fallocate(int mode, off_t offset, off_t len))
-    UNIMPLEMENTED(int fiemap(struct fiemap* map))
+    UNIMPLEMENTED(int fadvise(off_t /*offset*/, off_t /*len*/, int /*advice*/))
+    UNIMPLEMENTED(int sync_file_range(off_t /*offset*/, off_t /*nbytes*/, unsigned int /*flags*/))
+    UNIMPLEMENTED(int fallocate(int /*mode*/, off_t /*offset*/, off_t /*len*/))
+    UNIMPLEMENTED(int fiemap(struct fiemap* /*map*/))
     // Appends at `*offset` (-1: wherever the end is), which must be the
     // current size; stores the new size in `*position`.
-    UNIMPLEMENTED(ssize_t do_appendv(const struct iovec* iov, int iovcnt, off_t* offset,
-                                     off_t* position))
-    UNIMPLEMENTED(int vioctl(int request, va_list args))
-    UNIMPLEMENTED_POINTER(Object* get_underlay_object(int i = 0))
+    UNIMPLEMENTED(ssize_t do_appendv(const struct iovec* /*iov*/, int /*iovcnt*/, off_t* /*offset*/,
+                                     off_t* /*position*/))
+    UNIMPLEMENTED(int vioctl(int /*request*/, va_list /*args*/))
+    UNIMPLEMENTED_POINTER(Object* get_underlay_object(int /*i*/ = 0))
 
     template <typename = void>
     ssize_t append(const void* buf, size_t count, off_t* position = nullptr) {
@@ -193,7 +193,7 @@ public:
         if (e) next();
         return e;
     }
-    UNIMPLEMENTED_POINTER(Object* get_underlay_object(int i = 0))
+    UNIMPLEMENTED_POINTER(Object* get_underlay_object(int /*i*/ = 0))
 };
 
 class IFileSystem : public Object {
@@ -223,7 +223,7 @@ public:
     virtual int mknod(const char* path, mode_t mode, dev_t dev) = 0;
     virtual int syncfs() = 0;
     virtual DIR* opendir(const char* name) = 0;
-    UNIMPLEMENTED_POINTER(Object* get_underlay_object(int i = 0))
+    UNIMPLEMENTED_POINTER(Object* get_underlay_object(int /*i*/ = 0))
 
     int sync() { return syncfs(); }
     // Closes and deletes dirp, then nulls it.

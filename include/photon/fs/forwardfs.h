@@ -109,7 +109,7 @@ protected:
     }
     int fiemap(detail::fiemap_ptr map) override { return m_file->fiemap(map); }
     int vioctl(int request, va_list args) override { return m_file->vioctl(request, args); }
-    Object* get_underlay_object(int i = 0) override { return m_file; }
+    Object* get_underlay_object(int /*i*/ = 0) override { return m_file; }
 };
 
 template <class IFileBase>
@@ -181,7 +181,7 @@ protected:
     int mknod(const char* path, mode_t mode, dev_t dev) override {
         return m_fs->mknod(path, mode, dev);
     }
-    Object* get_underlay_object(int i = 0) override { return m_fs; }
+    Object* get_underlay_object(int /*i*/ = 0) override { return m_fs; }
 };
 
 template <class IFileSystemBase>

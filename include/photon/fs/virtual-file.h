@@ -64,13 +64,14 @@ private:
 // Even pwrite / pwritev need not be implemented.
 class VirtualReadOnlyFile : public VirtualFile {
 public:
-    UNIMPLEMENTED(ssize_t pwrite(const void* buf, size_t count, off_t offset) override)
-    UNIMPLEMENTED(ssize_t pwritev(const struct iovec* iov, int iovcnt, off_t offset) override)
+    UNIMPLEMENTED(ssize_t pwrite(const void* /*buf*/, size_t /*count*/, off_t /*offset*/) override)
+    UNIMPLEMENTED(ssize_t pwritev(const struct iovec* /*iov*/, int /*iovcnt*/, off_t /*offset*/)
+                      override)
     UNIMPLEMENTED(int fsync() override)
     UNIMPLEMENTED(int fdatasync() override)
-    UNIMPLEMENTED(int fchmod(mode_t mode) override)
-    UNIMPLEMENTED(int fchown(uid_t owner, gid_t group) override)
-    UNIMPLEMENTED(int ftruncate(off_t length) override)
+    UNIMPLEMENTED(int fchmod(mode_t /*mode*/) override)
+    UNIMPLEMENTED(int fchown(uid_t /*owner*/, gid_t /*group*/) override)
+    UNIMPLEMENTED(int ftruncate(off_t /*length*/) override)
     int close() override { return 0; }
 };
 

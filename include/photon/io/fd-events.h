@@ -68,7 +68,7 @@ public:
     // what it knew of the fd (a later fd with the same number starts clean).
     // Without it, such a later fd's edge-triggered waits may see its events
     // up to a second late on epoll (doc/io.md), never not at all.
-    virtual void forget_fd(int fd) {}
+    virtual void forget_fd(int /*fd*/) {}
 
     // Photon extension: INIT_EVENT_EPOLL, INIT_EVENT_IOURING, or
     // INIT_EVENT_NONE for engines of other kinds.

@@ -172,7 +172,7 @@ public:
     // Ours: as shutdown(no_more_requests), waiting at most timeout_us for the
     // running requests; then they are interrupted, the connections closed,
     // and -1 ETIMEDOUT returned once they have all gone.
-    virtual int shutdown(bool no_more_requests, uint64_t timeout_us) {
+    virtual int shutdown(bool no_more_requests, uint64_t /*timeout_us*/) {
         return shutdown(no_more_requests);
     }
     virtual void set_max_message_size(uint32_t) {}

@@ -125,8 +125,8 @@ public:
     // A text message must be UTF-8 as a whole (a character may straddle
     // fragments). The payload size, or -1 with errno as send_text(); EINVAL
     // for an opcode out of order. Control frames may be sent in between.
-    virtual ssize_t send_fragment(WebSocketOpcode opcode, iovector_view iov, bool fin,
-                                  uint64_t timeout = -1) {
+    virtual ssize_t send_fragment(WebSocketOpcode /*opcode*/, iovector_view /*iov*/, bool /*fin*/,
+                                  uint64_t /*timeout*/ = -1) {
         errno = ENOSYS;
         return -1;
     }
