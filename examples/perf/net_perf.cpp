@@ -143,33 +143,60 @@ int run_connections(uint64_t n) {
     return 0;
 }
 
-// Prints a line a second and the summary; stops everything at the end.
+// The engine the vCPUs got (-event_engine default picks one).
+std::atomic<const char*> g_engine{"none"};
+void note_engine() {
+    g_engine =
+        photon::master_event_engine_kind() == photon::INIT_EVENT_IOURING ? "io_uring" : "epoll";
+}
+
+// Prints a line a second and the summary; stops everything at the end. The
+// summary's rate is over the window in which messages moved (a server idles
+// before its client comes and after it leaves), found by sampling the count
+// every 10 ms.
 void report() {
-    auto t0 = clock_type::now(), last = t0;
-    uint64_t last_n = 0;
-    while (!g_stop.load()) {
-        std::this_thread::sleep_for(std::chrono::seconds(1));
+    using std::chrono::duration;
+    auto t0 = clock_type::now(), last = t0, sample_t = t0;
+    uint64_t last_n = 0, sample_n = 0, first_n = 0;
+    clock_type::time_point first{}, last_move{};  // the window: [first, last_move]
+    bool loaded = false;
+    auto sample = [&] {
         auto t = clock_type::now();
         uint64_t n = g_messages.load(std::memory_order_relaxed);
-        double s = std::chrono::duration<double>(t - last).count();
-        double qps = (n - last_n) / s;
+        if (n != sample_n) {
+            if (!loaded) loaded = true, first = sample_t, first_n = sample_n;
+            last_move = t;
+        }
+        sample_t = t, sample_n = n;
+    };
+    while (!g_stop.load()) {
+        for (int i = 0; i < 100 && !g_stop.load(); i++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            sample();
+        }
+        auto t = sample_t;
+        uint64_t n = sample_n;
+        double qps = (n - last_n) / duration<double>(t - last).count();
         printf("%s: %.0f msg/s, %.2f MiB/s\n", FLAGS_client ? "client" : "server", qps,
                qps * FLAGS_buf_size / (1 << 20));
         fflush(stdout);
         last = t;
         last_n = n;
-        double total = std::chrono::duration<double>(t - t0).count();
-        if (FLAGS_duration && total >= FLAGS_duration) g_stop = true;
+        if (FLAGS_duration && duration<double>(t - t0).count() >= FLAGS_duration) g_stop = true;
     }
-    double total = std::chrono::duration<double>(clock_type::now() - t0).count();
-    uint64_t n = g_messages.load();
+    sample();
+    uint64_t n = sample_n;
+    double loaded_s = loaded ? duration<double>(last_move - first).count() : 0;
+    double qps = loaded_s > 0 ? (n - first_n) / loaded_s : 0;
+    double total_s = duration<double>(sample_t - t0).count();
     printf(
         "net-perf summary: role=%s mode=%s connections=%llu buf_size=%llu vcpus=%d "
-        "socket_type=%s event_engine=%s seconds=%.1f messages=%llu qps=%.0f MiB/s=%.2f\n",
+        "socket_type=%s event_engine=%s seconds=%.1f messages=%llu qps=%.0f MiB/s=%.2f "
+        "(over the %.1f s with messages, of %.1f s)\n",
         FLAGS_client ? "client" : "server", FLAGS_client ? FLAGS_client_mode.c_str() : "echo",
         (unsigned long long)FLAGS_client_connection_num, (unsigned long long)FLAGS_buf_size,
-        FLAGS_vcpu_num, FLAGS_socket_type.c_str(), FLAGS_event_engine.c_str(), total,
-        (unsigned long long)n, n / total, n / total * FLAGS_buf_size / (1 << 20));
+        FLAGS_vcpu_num, FLAGS_socket_type.c_str(), g_engine.load(), loaded_s, (unsigned long long)n,
+        qps, qps * FLAGS_buf_size / (1 << 20), loaded_s, total_s);
     fflush(stdout);
     // A server waits for its clients to hang up; don't let one that never
     // does keep the process alive.
@@ -200,12 +227,16 @@ int main(int argc, char** argv) {
         uint64_t per = FLAGS_client_connection_num / FLAGS_vcpu_num;
         r = perf::on_vcpus(
             "net-perf", FLAGS_vcpu_num, perf::engine_flag(FLAGS_event_engine), [per](int i) {
+                note_engine();
                 uint64_t extra = i == 0 ? FLAGS_client_connection_num % FLAGS_vcpu_num : 0;
                 return run_connections(per + extra);
             });
     } else {
         r = perf::on_vcpus("net-perf", FLAGS_vcpu_num, perf::engine_flag(FLAGS_event_engine),
-                           [](int) { return serve_on_this_vcpu(FLAGS_vcpu_num > 1); });
+                           [](int) {
+                               note_engine();
+                               return serve_on_this_vcpu(FLAGS_vcpu_num > 1);
+                           });
     }
     g_stop = true;  // a failed side ends the run
     reporter.join();
