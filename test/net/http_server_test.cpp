@@ -917,7 +917,8 @@ TEST_P(HttpsServer, ClosesClientsStuckInTheHandshakeAfterTheHandshakeTimeout) {
         std::unique_ptr<TLSContext> cctx(new_tls_context());
         ASSERT_TRUE(cctx);
         ASSERT_EQ(0, cctx->set_ca_cert(pki().pem("ca.pem").c_str()));
-        std::unique_ptr<ISocketClient> cli(new_tls_client(cctx.get(), new_tcp_socket_client()));
+        std::unique_ptr<ISocketClient> cli(
+            new_tls_client(cctx.get(), new_tcp_socket_client(), true));
         cli->timeout(kLongUs);
         std::unique_ptr<ISocketStream> s(cli->connect(ep));
         ASSERT_TRUE(s);
