@@ -11,16 +11,20 @@
 #include <photon/io/signal.h>
 #include <photon/thread/thread.h>
 
+#include "init_hooks.h"
+
 namespace photon {
 
-#if PHOTON_HAVE_CURL
-namespace net {
-// net/curl.cpp (<photon/net/curl.h>); it registers its own fini hook.
-int libcurl_init(long flags, long pipelining, long maxconn);
-}  // namespace net
-#endif
-
 namespace {
+struct io_part {
+    uint64_t io_bit;
+    int (*init)();
+};
+// Filled by static initializers (before main), read by init(): a plain
+// array, zero-initialized before any of them runs.
+io_part g_io_parts[8];
+int g_io_part_count = 0;
+
 thread_local std::vector<Delegate<void>>* t_fini_hooks = nullptr;
 thread_local std::vector<Delegate<void>>* t_late_hooks = nullptr;
 
@@ -72,15 +76,20 @@ int init(uint64_t event_engine, uint64_t io_engine, const PhotonOptions& options
             return -1;
         }
     }
-#if PHOTON_HAVE_CURL
-    // Transfers need fd events: skipped without an engine. 3 = CURL_GLOBAL_ALL.
-    if ((io_engine & INIT_IO_LIBCURL) && (event_engine & kEngineBits) &&
-        net::libcurl_init(3, 0, 32) < 0) {
-        undo_init();
-        return -1;
+    // The registered parts (libcurl) need fd events: skipped without an engine.
+    for (int i = 0; i < g_io_part_count && (event_engine & kEngineBits); i++) {
+        if ((io_engine & g_io_parts[i].io_bit) && g_io_parts[i].init() < 0) {
+            undo_init();
+            return -1;
+        }
     }
-#endif
     return 0;
+}
+
+bool register_io_part(uint64_t io_bit, int (*init)()) {
+    if (g_io_part_count == (int)(sizeof(g_io_parts) / sizeof(g_io_parts[0]))) return false;
+    g_io_parts[g_io_part_count++] = {io_bit, init};
+    return true;
 }
 
 void fini_hook(Delegate<void> handler) { add_hook(t_fini_hooks, handler); }

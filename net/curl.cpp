@@ -22,6 +22,8 @@
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
 
+#include "../io/init_hooks.h"
+
 namespace photon {
 namespace net {
 
@@ -183,6 +185,10 @@ int fail(int err, int code) {
 }
 
 }  // namespace
+
+// photon::init(..., INIT_IO_LIBCURL) sets up libcurl on the new vCPU.
+[[maybe_unused]] static const bool registered_with_init =
+    register_io_part(INIT_IO_LIBCURL, [] { return libcurl_init(CURL_GLOBAL_ALL, 0, 32); });
 
 int libcurl_init(long flags, long pipelining, long maxconn) {
     if (t_curl) return 0;
