@@ -49,6 +49,7 @@ int fd_events_init(MasterEventEngine* engine) {
     if (!engine) LOG_ERROR_RETURN(EINVAL, -1, "fd_events_init: no engine");
     if (v->master_event_engine) LOG_ERROR_RETURN(EALREADY, -1, "fd_events_init: has an engine");
     v->master_event_engine = engine;
+    set_vcpu_idle_wait(v, engine);
     return 0;
 }
 
@@ -64,7 +65,8 @@ int fd_events_fini() {
     vcpu_base* v = get_vcpu();
     if (!v || !v->master_event_engine) return 0;
     MasterEventEngine* e = v->master_event_engine;
-    v->master_event_engine = nullptr;  // no notifier may reach it from now on
+    set_vcpu_idle_wait(v, nullptr);  // no notifier may reach it from now on
+    v->master_event_engine = nullptr;
     delete e;
     return 0;
 }

@@ -5,7 +5,7 @@
 
 #include <ctime>
 
-#include <photon/io/fd-events.h>
+#include <photon/thread/detail/idle-wait.h>
 
 #include "arch/context.h"
 #include "fiber_annotations.h"
@@ -151,7 +151,7 @@ void idle_until_runnable(vcpu_t* v) {
         v->idle_sleeping.store(true, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (!v->has_standby.load(std::memory_order_seq_cst)) {
-            if (MasterEventEngine* engine = v->master_event_engine)
+            if (IdleWait* engine = v->idle_wait)
                 engine->wait_and_fire_events(timeout);
             else
                 futex_wait(&v->futex_word, seen, timeout);
@@ -169,7 +169,7 @@ void idle_until_runnable(vcpu_t* v) {
 void notify_vcpu(vcpu_t* v) {
     std::atomic_thread_fence(std::memory_order_seq_cst);            // standby published first
     if (!v->idle_sleeping.load(std::memory_order_seq_cst)) return;  // it will look anyway
-    if (MasterEventEngine* engine = v->master_event_engine) {
+    if (IdleWait* engine = v->idle_wait) {
         engine->cancel_wait();
     } else {
         v->futex_word.fetch_add(1, std::memory_order_release);
@@ -179,7 +179,7 @@ void notify_vcpu(vcpu_t* v) {
 
 void vcpu_maintenance(vcpu_t* v) {
     run_due(v);
-    MasterEventEngine* engine = v->master_event_engine;
+    IdleWait* engine = v->idle_wait;
     if (engine && clock_now() - v->engine_polled >= kEnginePollUs) {
         v->engine_polled = clock_now();
         engine->wait_and_fire_events(0);

@@ -159,6 +159,10 @@ void spin_yield() { sched_yield(); }
 
 vcpu_base* get_vcpu(thread* th) { return th ? th->vcpu : nullptr; }
 
+void set_vcpu_idle_wait(vcpu_base* v, IdleWait* w) {
+    if (v) static_cast<vcpu_t*>(v)->idle_wait = w;
+}
+
 uint64_t get_info(uint64_t type, vcpu_base* vb) {
     if (type == INFO_VCPU_NUM) return g_vcpu_num.load();
     auto v = static_cast<vcpu_t*>(vb ? vb : current_vcpu());

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include <photon/common/list.h>
+#include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
 
 #include "sleep_queue.h"
@@ -42,6 +43,7 @@ struct vcpu_t : vcpu_base {
     std::atomic<bool> has_standby{false};
     std::atomic<bool> idle_sleeping{false};
     std::atomic<uint32_t> futex_word{0};  // idle wait without an event engine
+    IdleWait* idle_wait = nullptr;        // the master event engine (set_vcpu_idle_wait)
     uint64_t engine_polled = 0;           // `now` at the last non-blocking engine poll
 
     ~vcpu_t() {

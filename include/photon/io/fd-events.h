@@ -17,6 +17,7 @@
 
 #include <photon/common/timeout.h>
 #include <photon/photon.h>
+#include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
 
 namespace photon {
@@ -33,7 +34,7 @@ const static uint32_t ONE_SHOT = 0x8000;  // cascading engines: fire once
 
 const static int EOK = ENXIO;  // errno of a coroutine woken by its event
 
-class MasterEventEngine {
+class MasterEventEngine : public IdleWait {
 public:
     virtual ~MasterEventEngine() = default;
 

@@ -1,0 +1,29 @@
+// The scheduler's view of an event engine: what a vCPU with nothing to run
+// waits in, and how another vCPU wakes it. The event engines of io/
+// (MasterEventEngine) implement it, so thread/ needs nothing of io/.
+// Internal: users meet it only as MasterEventEngine's base.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace photon {
+
+struct vcpu_base;
+
+class IdleWait {
+public:
+    virtual ~IdleWait() = default;
+    // Waits up to timeout us (0: a poll; -1: no limit) for events, wakes the
+    // coroutines they concern; returns how many, or -1 with errno.
+    virtual ssize_t wait_and_fire_events(uint64_t timeout = -1) = 0;
+    // Makes a blocked wait_and_fire_events() return soon. Any OS thread.
+    virtual int cancel_wait() = 0;
+};
+
+// What vCPU v (nullptr: none) waits in when idle; nullptr: a futex. Set by
+// the owner of v's master event engine with it, and cleared first.
+void set_vcpu_idle_wait(vcpu_base* v, IdleWait* w);
+
+}  // namespace photon
