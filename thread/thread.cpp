@@ -42,6 +42,7 @@ void on_dead(void* arg) {
 #endif
     annotate_stack_dead(dead->sp, dead->stack_hi);
     vcpu_t* v = CURRENT->vcpu;
+    all_unlink(v, dead);
     dead->lock.lock();
     dead->state = DONE;
     if (dead->flags & TF_JOINABLE) {
@@ -130,6 +131,7 @@ thread* thread_create(thread_entry start, void* arg, uint64_t stack_size, uint32
     th->tsan_fiber = __tsan_create_fiber(0);
 #endif
     if (!(flags & THREAD_DAEMON)) v->nthreads++;
+    all_link(v, th);
     v->rq.push_back(th);
     return th;
 }

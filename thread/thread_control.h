@@ -89,6 +89,11 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
 
     void* tls = nullptr;  // coroutine-local values (thread-key.cpp)
 
+    // Its vCPU's list of every coroutine it has, for debuggers
+    // (tools/photon-gdb.py); changed by that vCPU only (vcpu.h).
+    thread* all_prev = nullptr;
+    thread* all_next = nullptr;
+
 #if defined(__SANITIZE_ADDRESS__) || defined(PHOTON_ASAN)
     void* asan_fake_stack = nullptr;
 #endif

@@ -3,6 +3,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <cstddef>
+#include <mutex>
 #include <new>
 #include <chrono>
 #include <ctime>
@@ -31,6 +33,12 @@ std::atomic<int> g_vcpu_ids{0};
 std::atomic<bool> g_updater_run{false};
 std::thread* g_updater = nullptr;
 
+// Every vCPU, for debuggers (tools/photon-gdb.py): the head is photon_gdb_vcpus.
+std::mutex g_vcpus_mu;
+
+void register_vcpu(vcpu_t* v);
+void unregister_vcpu(vcpu_t* v);
+
 void set_main_stack_bounds(thread* main) {
     pthread_attr_t attr;
     void* addr = nullptr;
@@ -41,6 +49,51 @@ void set_main_stack_bounds(thread* main) {
     }
     main->stack_lo = static_cast<char*>(addr);
     main->stack_hi = static_cast<char*>(addr) + size;
+}
+
+}  // namespace
+}  // namespace photon
+
+// What tools/photon-gdb.py reads, by symbol, with no debug information: the
+// list of vCPUs, and where the fields it needs are. Version 1.
+extern "C" {
+__attribute__((used)) void* photon_gdb_vcpus = nullptr;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+__attribute__((used)) const unsigned long photon_gdb_layout[] = {
+    1,  // version
+    offsetof(photon::thread, sp),
+    offsetof(photon::thread, state),
+    offsetof(photon::thread, start),
+    offsetof(photon::thread, stack_lo),
+    offsetof(photon::thread, stack_hi),
+    offsetof(photon::thread, all_next),
+    offsetof(photon::thread, flags),
+    offsetof(photon::vcpu_t, all_head),
+    offsetof(photon::vcpu_t, id),
+    offsetof(photon::vcpu_t, all_vcpus_next),
+    offsetof(photon::vcpu_t, main),
+};
+#pragma GCC diagnostic pop
+}
+
+namespace photon {
+namespace {
+
+void register_vcpu(vcpu_t* v) {
+    std::lock_guard<std::mutex> lock(g_vcpus_mu);
+    v->all_vcpus_next = static_cast<vcpu_t*>(photon_gdb_vcpus);
+    photon_gdb_vcpus = v;
+}
+
+void unregister_vcpu(vcpu_t* v) {
+    std::lock_guard<std::mutex> lock(g_vcpus_mu);
+    for (auto p = reinterpret_cast<vcpu_t**>(&photon_gdb_vcpus); *p; p = &(*p)->all_vcpus_next) {
+        if (*p == v) {
+            *p = v->all_vcpus_next;
+            return;
+        }
+    }
 }
 
 }  // namespace
@@ -110,7 +163,9 @@ int vcpu_init(uint64_t flags) {
     v->rng ^= (uint64_t)(uintptr_t)v * 0x9E3779B97F4A7C15ULL;
     v->rng |= 1;
     v->nthreads = 1;
+    all_link(v, main);
     v->rq.push_back(main);
+    register_vcpu(v);
     CURRENT = main;
     stack_guard_vcpu_init();
     __update_now();
@@ -147,6 +202,7 @@ int vcpu_fini() {
     }
     // Remote wakeups that raced with the last exits land here; nobody is left.
     v->rq.erase(self);
+    unregister_vcpu(v);
     CURRENT = nullptr;
     stack_guard_vcpu_fini();
     delete self;
@@ -273,6 +329,7 @@ int migrate_self(thread* self, vcpu_t* to) {
     if (to == v) return 0;
     v->nthreads--;
     wake_wait_all(v);
+    all_unlink(v, self);
     // Handed over from the next coroutine's stack, once nothing runs on ours.
     std::pair<thread*, vcpu_t*> m{self, to};
     switch_out_hooked(v, self, &migrate_hook, &m, false);
@@ -287,6 +344,7 @@ int migrate_other(thread* th, vcpu_t* v, vcpu_t* to) {
                          (int)th->state, (uint32_t)th->flags);
     }
     if (to != v) {
+        if (!(th->flags & TF_MIGRATING)) all_unlink(v, th);  // else not adopted here yet
         detach_locked(th, v);
         v->nthreads--;
         hand_over_locked(th, to);

@@ -44,6 +44,10 @@ struct vcpu_t : vcpu_base {
     std::atomic<bool> idle_sleeping{false};
     std::atomic<uint32_t> futex_word{0};  // idle wait without an event engine
     IdleWait* idle_wait = nullptr;        // the master event engine (set_vcpu_idle_wait)
+    // For debuggers: every coroutine of this vCPU (main, daemons and the
+    // migrated-in included), and the list of all vCPUs (vcpu.cpp).
+    thread* all_head = nullptr;
+    vcpu_t* all_vcpus_next = nullptr;
     uint64_t engine_polled = 0;           // `now` at the last non-blocking engine poll
 
     ~vcpu_t() {
@@ -58,6 +62,24 @@ inline uint64_t clock_now() {
 }
 
 inline vcpu_t* current_vcpu() { return CURRENT ? CURRENT->vcpu : nullptr; }
+
+// v's list of all its coroutines: only v changes it (create, adopt after a
+// migration; end, leave for another vCPU), so it takes no lock. A debugger
+// reads it with the process stopped.
+inline void all_link(vcpu_t* v, thread* th) {
+    th->all_prev = nullptr;
+    th->all_next = v->all_head;
+    if (v->all_head) v->all_head->all_prev = th;
+    v->all_head = th;
+}
+inline void all_unlink(vcpu_t* v, thread* th) {
+    if (th->all_prev)
+        th->all_prev->all_next = th->all_next;
+    else
+        v->all_head = th->all_next;
+    if (th->all_next) th->all_next->all_prev = th->all_prev;
+    th->all_prev = th->all_next = nullptr;
+}
 
 // Makes sleeping `th` runnable with `err` as its wakeup result; th->lock is
 // held by the caller. Works from any OS thread.

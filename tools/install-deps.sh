@@ -19,9 +19,10 @@ packages=(
     liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev
     clang clang-format libclang-rt-14-dev valgrind
 )
-# Peers of the HTTP/TLS/WebSocket tests and benchmarks (tests skip without them): installed in a second
+# Peers of the HTTP/TLS/WebSocket, FUSE (fusermount3) and gdb-helper tests and of the benchmarks
+# (tests skip without them): installed in a second
 # apt-get call, so that one of them failing (a service that cannot start) costs nothing else.
-peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils)
+peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb)
 packages+=("${peers[@]}")
 
 check_only=0
