@@ -35,6 +35,11 @@ run "$bin/std-threads-photon" | grep -q "(right)" || fail std-threads-photon
 echo "== work-pool"
 run "$bin/work-pool" 2 || fail work-pool
 
+echo "== rpc-echo"
+out=$(run "$bin/rpc-echo" 8 500) || fail "rpc-echo: $out"
+echo "$out"
+echo "$out" | grep -q "4000 calls answered, 0 failed" || fail "rpc-echo output"
+
 echo "== echo-server and echo-client"
 port=$(free_port)
 start_server "$tmp/echo.log" "$bin/echo-server" "$port"
