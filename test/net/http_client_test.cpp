@@ -258,6 +258,27 @@ TEST_P(HttpClient, RetriesOnlyWhatIsSafeWhenAPooledConnectionDies) {
     EXPECT_EQ("putputpost", bodies);
 }
 
+TEST_P(HttpClient, ATruncatedBodyDeliversWhatArrivedBeforeFailingWithEproto) {
+    scripted_server srv([](Request&, Response&, ISocketStream* s) {
+        std::string raw = "HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n0123456789";
+        s->write(raw.data(), raw.size());
+        return -1;  // closed: 10 bytes of a declared 1 GB
+    });
+    auto op = client->new_operation(Verb::GET, srv.url("/big"));
+    DEFER(op->destroy());
+    ASSERT_EQ(0, op->call()) << strerror(errno);
+    std::string got;
+    char buf[65536];
+    ssize_t n;
+    while ((n = op->resp.read(buf, sizeof(buf))) > 0) got.append(buf, n);
+    EXPECT_EQ("0123456789", got);
+    EXPECT_EQ(-1, n);
+    EXPECT_EQ(EPROTO, errno);
+    EXPECT_EQ(ParseError::Truncated, op->resp.parse_error());
+    EXPECT_EQ(-1, op->resp.read(buf, sizeof(buf)));  // and it sticks
+    EXPECT_EQ(EPROTO, errno);
+}
+
 TEST_P(HttpClient, DoesNotReuseAConnectionTheServerClosedWhileIdle) {
     int open = 0;
     scripted_server srv([&](Request&, Response& resp, ISocketStream*) {
@@ -393,6 +414,7 @@ TEST_P(HttpClient, TimeoutBoundsTheCallAndTheBodyReadAfterIt) {
         ASSERT_EQ(0, op->call());
         char buf[10];
         auto t0 = Clock::now();
+        EXPECT_EQ(5, op->resp.read(buf, sizeof(buf)));  // what came, then the timeout
         EXPECT_EQ(-1, op->resp.read(buf, sizeof(buf)));
         EXPECT_EQ(ETIMEDOUT, errno);
         EXPECT_LT(us_since(t0), kLongUs);

@@ -414,6 +414,31 @@ TEST_P(HttpServer, Answers408WhenABodyStallsPastTheBodyTimeout) {
     EXPECT_TRUE(c.closed());
 }
 
+TEST_P(HttpServer, AHandlerThatRetriesAfterABodyTimeoutLosesNoByte) {
+    ServerOptions opts;
+    opts.body_timeout = 200'000;
+    serve(opts, [&](HTTPServer* s) {
+        s->add_handler({+[](void*, Request& req, Response& resp, std::string_view) -> int {
+                            std::string body;
+                            char buf[20];
+                            for (int tries = 0; body.size() < sizeof(buf) && tries < 20;) {
+                                ssize_t n = req.read(buf, sizeof(buf) - body.size());
+                                if (n < 0 && errno == ETIMEDOUT && ++tries) continue;
+                                if (n <= 0) break;
+                                body.append(buf, n);
+                            }
+                            return reply(resp, body);
+                        },
+                        nullptr});
+    });
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("POST", "/retry", "Content-Length: 20\r\n") + "0123456789"));
+    photon::thread_usleep(500'000);  // past the body timeout: the handler's read fails
+    std::string body;
+    ASSERT_EQ(200, c.request("abcdefghij", &body));
+    EXPECT_EQ("0123456789abcdefghij", body);
+}
+
 TEST_P(HttpServer, SendsNoBodyFor204And304) {
     serve_default();
     raw_client c(ep);
