@@ -387,6 +387,60 @@ TEST_P(HttpClient, SendsBodiesFromABufferAStreamAndAWriter) {
     EXPECT_EQ(1, srv.accepts);
 }
 
+TEST_P(HttpClient, AnAnswerSentBeforeTheBodyWasTakenIsReturned) {
+    // RFC 9112 9.5: the server answers without reading a 20 MB body and
+    // closes (a reset, since the body is unread), as curl sees it.
+    scripted_server srv([](Request& req, Response& resp, ISocketStream*) {
+        if (req.target() == "/none") return -1;  // closes without an answer
+        if (req.target() == "/413") {
+            reply(resp, "too large", 413);
+            (void)resp.send();
+            return -1;
+        }
+        resp.headers.insert("Connection", "close");
+        return reply(resp, "early");
+    });
+    const std::string big(20 << 20, 'x');
+    {
+        auto op = client->new_operation(Verb::POST, srv.url("/ok"));
+        DEFER(op->destroy());
+        op->set_body(big);
+        ASSERT_EQ(0, op->call()) << strerror(errno);
+        EXPECT_EQ(200, op->status_code);
+        EXPECT_EQ("early", body_of(op));
+        EXPECT_TRUE(op->body_errno == EPIPE || op->body_errno == ECONNRESET) << op->body_errno;
+    }
+    {
+        auto op = client->new_operation(Verb::PUT, srv.url("/413"));  // chunked, by a writer
+        DEFER(op->destroy());
+        auto writer = [&](Request* req) -> ssize_t {
+            for (size_t off = 0; off < big.size(); off += 65536)
+                if (req->write(big.data() + off, 65536) < 0) return -1;
+            return (ssize_t)big.size();
+        };
+        op->body_writer = writer;
+        ASSERT_EQ(0, op->call()) << strerror(errno);
+        EXPECT_EQ(413, op->status_code);
+        EXPECT_EQ("too large", body_of(op));
+        EXPECT_NE(0, op->body_errno);
+    }
+    {
+        auto op = client->new_operation(Verb::POST, srv.url("/none"));
+        DEFER(op->destroy());
+        op->set_body(big);
+        EXPECT_EQ(-1, op->call());
+        EXPECT_TRUE(errno == EPIPE || errno == ECONNRESET) << errno;  // not EIO
+        EXPECT_EQ(-1, op->status_code);
+    }
+    {  // a complete exchange afterwards: body_errno is cleared, the connection kept
+        auto op = client->new_operation(Verb::POST, srv.url("/ok"));
+        DEFER(op->destroy());
+        op->set_body("small");
+        ASSERT_EQ(0, op->call());
+        EXPECT_EQ(0, op->body_errno);
+    }
+}
+
 TEST_P(HttpClient, TimeoutBoundsTheCallAndTheBodyReadAfterIt) {
     scripted_server srv([](Request& req, Response& resp, ISocketStream* s) {
         if (req.target() == "/slow-body") {

@@ -217,6 +217,57 @@ TEST_F(HttpMessage, ContentLengthWriterRefusesMoreThanDeclared) {
     EXPECT_EQ("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcde", sink.out);
 }
 
+// Takes `room` bytes, then moves part of a write and fails the next one
+// with `err`, as a kernel socket reports an error after a partial transfer.
+class ShortWriteStream : public MemStream {
+public:
+    ShortWriteStream(size_t room, int err) : MemStream(""), room_(room), err_(err) {}
+    ssize_t writev(const struct iovec* iov, int iovcnt) override {
+        if (room_ == 0) {
+            errno = err_;
+            return -1;
+        }
+        ssize_t n = 0;
+        for (int i = 0; i < iovcnt && room_; i++) {
+            size_t k = std::min(room_, iov[i].iov_len);
+            out.append((const char*)iov[i].iov_base, k);
+            room_ -= k;
+            n += k;
+        }
+        return n;
+    }
+    ssize_t write(const void* buf, size_t count) override {
+        struct iovec iov = {const_cast<void*>(buf), count};
+        return writev(&iov, 1);
+    }
+
+private:
+    size_t room_;
+    int err_;
+};
+
+TEST_F(HttpMessage, BodyWriterReportsTheStreamsErrnoAfterAShortWrite) {
+    for (int err : {EPIPE, ECONNRESET}) {
+        for (Framing f : {Framing::ContentLength, Framing::Chunked}) {
+            ShortWriteStream s(10, err);
+            BodyWriter w;
+            w.reset(&s, f, 100);
+            errno = 0;
+            EXPECT_EQ(-1, w.write(std::string(50, 'x').data(), 50));
+            EXPECT_EQ(err, errno);  // not EIO
+            EXPECT_EQ(10u, s.out.size());
+        }
+    }
+    ShortWriteStream s(1000, EPIPE);  // short writes that go on complete
+    BodyWriter w;
+    w.reset(&s, Framing::Chunked, 0);
+    std::string a(30, 'a'), b(40, 'b');
+    struct iovec iov[2] = {{&a[0], a.size()}, {&b[0], b.size()}};
+    EXPECT_EQ(70, w.writev(iov, 2));
+    EXPECT_EQ(0, w.finish());
+    EXPECT_EQ("46\r\n" + a + b + "\r\n0\r\n\r\n", s.out);
+}
+
 TEST_F(HttpMessage, RequestWithoutLengthTakesNoBody) {
     MemStream sink("");
     InputBuffer in(&sink);
