@@ -131,6 +131,22 @@ ssize_t ReadSide::readv(const struct iovec* iov, int iovcnt) {
 
 ISocketStream* ConnStream::sock() const { return c_->sock; }
 
+template <typename F>
+ssize_t ConnStream::timed(F f) {
+    bool guarded = !taken_over_ && c_->opts.send_min_rate;
+    uint64_t tm = write_timeout();
+    if (guarded && tm == 0) {
+        errno = ETIMEDOUT;  // the response's rate budget is spent
+        return -1;
+    }
+    sock()->timeout(tm);
+    uint64_t t0 = guarded ? __update_now() : 0;
+    ssize_t r = f();
+    if (guarded) rate_.account(__update_now() - t0, r);
+    if (r > 0) sent_ += (uint64_t)r;
+    return r;
+}
+
 ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t sum) {
     struct iovec small[16];
     std::vector<struct iovec> big;
@@ -207,22 +223,6 @@ ssize_t ConnStream::writev(const struct iovec* iov, int iovcnt) {
     }
     hold_ = false;
     return write_through(iov, iovcnt, sum);
-}
-
-template <typename F>
-ssize_t ConnStream::timed(F f) {
-    bool guarded = !taken_over_ && c_->opts.send_min_rate;
-    uint64_t tm = write_timeout();
-    if (guarded && tm == 0) {
-        errno = ETIMEDOUT;  // the response's rate budget is spent
-        return -1;
-    }
-    sock()->timeout(tm);
-    uint64_t t0 = guarded ? __update_now() : 0;
-    ssize_t r = f();
-    if (guarded) rate_.account(__update_now() - t0, r);
-    if (r > 0) sent_ += (uint64_t)r;
-    return r;
 }
 
 ssize_t ConnStream::send(const void* buf, size_t count, int flags) {

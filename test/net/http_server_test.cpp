@@ -6,6 +6,7 @@
 #include <string>
 
 #include <photon/common/timeout.h>
+#include <photon/net/http/client.h>
 #include <photon/net/security-context/tls-stream.h>
 
 #include "http_server_test_util.h"
@@ -496,6 +497,30 @@ TEST_P(HttpServer, EndsAResponseToAClientThatReadsBelowTheMinimumRate) {
     EXPECT_TRUE(wait_until([&] { return result != 1; }));
     EXPECT_EQ(-ETIMEDOUT, result.load());
     EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+}
+
+TEST_P(HttpServer, OurClientGetsTheAnswerToAnUploadTheHandlerIgnores) {
+    // RFC 9112 9.5: the answer goes out before the body is read, the server
+    // lingers, then resets; the client reports the answer, as curl does.
+    serve(ServerOptions(), [&](HTTPServer* s) {
+        s->add_handler({+[](void*, Request&, Response& resp, std::string_view) -> int {
+                            resp.headers.insert("Connection", "close");
+                            return reply(resp, "ignored");
+                        },
+                        nullptr});
+    });
+    std::unique_ptr<Client> client(new_http_client());
+    auto op = client->new_operation(Verb::POST, url("/up"));
+    DEFER(op->destroy());
+    const std::string big(20 << 20, 'x');
+    op->set_body(big);
+    op->timeout = kLongUs;
+    ASSERT_EQ(0, op->call()) << strerror(errno);
+    EXPECT_EQ(200, op->status_code);
+    EXPECT_NE(0, op->body_errno);
+    char buf[64];
+    ASSERT_EQ(7, op->resp.read(buf, sizeof(buf)));
+    EXPECT_EQ("ignored", std::string(buf, 7));
 }
 
 TEST_P(HttpServer, SendsNoBodyFor204And304) {
