@@ -9,6 +9,30 @@ namespace photon {
 namespace net {
 namespace http {
 
+namespace {
+// Writes all of v (n entries, advanced in place): 0, or -1 with errno. A
+// stream that moved only part reports why on its next call, so the rest is
+// written again: it either goes out or fails with the real errno (EPIPE,
+// ECONNRESET, ETIMEDOUT...).
+int write_all(IStream* out, struct iovec* v, int n) {
+    while (n > 0) {
+        ssize_t r = out->writev(v, n);
+        if (r < 0) return -1;
+        if (r == 0) {  // no progress and no reason: the peer cannot take more
+            errno = EPIPE;
+            return -1;
+        }
+        size_t left = (size_t)r;
+        for (; n > 0 && left >= v->iov_len; v++, n--) left -= v->iov_len;
+        if (n > 0) {
+            v->iov_base = (char*)v->iov_base + left;
+            v->iov_len -= left;
+        }
+    }
+    return 0;
+}
+}  // namespace
+
 void BodyWriter::reset(IStream* out, Framing framing, uint64_t content_length, bool discard) {
     out_ = out;
     discard_ = discard;
@@ -37,29 +61,21 @@ ssize_t BodyWriter::writev(const struct iovec* iov, int iovcnt) {
         written_ += sum;
         return (ssize_t)sum;
     }
-    ssize_t n;
-    if (framing_ == Framing::Chunked) {
-        char head[24], tail[] = "\r\n";
-        int len = snprintf(head, sizeof(head), "%zx\r\n", sum);
-        std::vector<iovec> v;
-        v.reserve(iovcnt + 2);
-        v.push_back({head, (size_t)len});
-        v.insert(v.end(), iov, iov + iovcnt);
-        v.push_back({tail, 2});
-        n = out_->writev(v.data(), (int)v.size());
-        if (n < 0) return -1;
-        if ((size_t)n != sum + len + 2) {
-            errno = EIO;
-            return -1;
-        }
-    } else {
-        n = out_->writev(iov, iovcnt);
-        if (n < 0) return -1;
-        if ((size_t)n != sum) {
-            errno = EIO;
-            return -1;
-        }
+    // Our copy, which write_all advances: chunk head, the bytes, chunk end.
+    struct iovec small[16];
+    std::vector<struct iovec> big;
+    struct iovec* v = small;
+    if (iovcnt + 2 > 16) {
+        big.resize(iovcnt + 2);
+        v = big.data();
     }
+    int n = 0;
+    char head[24], tail[] = "\r\n";
+    if (framing_ == Framing::Chunked)
+        v[n++] = {head, (size_t)snprintf(head, sizeof(head), "%zx\r\n", sum)};
+    for (int i = 0; i < iovcnt; i++) v[n++] = iov[i];
+    if (framing_ == Framing::Chunked) v[n++] = {tail, 2};
+    if (write_all(out_, v, n) < 0) return -1;
     written_ += sum;
     return (ssize_t)sum;
 }
@@ -74,7 +90,9 @@ int BodyWriter::finish() {
         errno = EPROTO;  // the peer would wait for the rest
         return -1;
     }
-    if (framing_ == Framing::Chunked && out_->write("0\r\n\r\n", 5) != 5) return -1;
+    char last[] = "0\r\n\r\n";
+    struct iovec v = {last, 5};
+    if (framing_ == Framing::Chunked && write_all(out_, &v, 1) < 0) return -1;
     finished_ = true;
     return 0;
 }

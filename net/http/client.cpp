@@ -85,6 +85,7 @@ private:
     }
     Step round(Operation* op, Body body, const Timeout& deadline);
     Step failed(Operation* op, bool retryable);
+    static int receive_final(Operation* op);
     static int send_body(Operation* op, Body body);
     int follow_redirect(Operation* op, Body* body, std::string* user_cookie);
     void end_connection(Operation* op, bool reusable);
@@ -102,8 +103,9 @@ void ClientImpl::end_connection(Operation* op, bool reusable) {
     auto c = op->conn_;
     if (!c || !c->bounded.stream) return;
     Response& resp = op->resp;
-    bool keep = reusable && resp.status_code() >= 200 && resp.body_done() && resp.keep_alive() &&
-                !list_has_token(op->req.headers["Connection"], "close") && c->in.size() == 0;
+    bool keep = reusable && op->body_errno == 0 && resp.status_code() >= 200 && resp.body_done() &&
+                resp.keep_alive() && !list_has_token(op->req.headers["Connection"], "close") &&
+                c->in.size() == 0;
     if (!keep) c->bounded.stream->close();  // a pooled stream is then deleted, not returned
     delete c->bounded.stream;
     c->bounded.stream = nullptr;
@@ -154,6 +156,7 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     const URL& u = req.url();
     if (!op->conn_) op->conn_ = new Operation::Connection(op->buf_size_);
     auto c = op->conn_;
+    op->body_errno = 0;
     if (set_target(op) < 0) return Step::Fail;
     if (!req.headers.has("Host") && req.headers.insert("Host", u.host_port()) < 0)
         return Step::Fail;
@@ -199,33 +202,44 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     req.headers = std::move(keep);
     int head = req.send_header();
     if (added_auth) req.headers.erase("Proxy-Authorization");
-    if (head < 0 || send_body(op, body) < 0 || req.send() < 0) {
-        bool nothing_sent = c->bounded.sent == 0;
-        return failed(
-            op, c->reused && dead_connection(errno) && (nothing_sent ? resendable : replayable));
-    }
-
     Response& resp = op->resp;
     resp.reset(&c->in, &c->bounded);
-    for (int i = 0;; i++) {
-        if (resp.receive_header(req.verb()) < 0) {
-            bool retry =
-                c->reused && c->bounded.received == 0 && dead_connection(errno) && replayable;
-            if (errno == ENODATA) errno = ECONNRESET;  // closed without a response
-            return failed(op, retry);
+    if (head < 0 || send_body(op, body) < 0 || req.send() < 0) {
+        int e = errno;
+        // RFC 9112 9.5: a server may answer before it has the whole body (a
+        // 413, a handler that does not read it) and close, so that our
+        // writes fail; the answer, if it came, is the call's result.
+        if (head < 0 || (e != EPIPE && e != ECONNRESET) || receive_final(op) < 0) {
+            errno = e;
+            bool nothing_sent = c->bounded.sent == 0;
+            return failed(
+                op, c->reused && dead_connection(e) && (nothing_sent ? resendable : replayable));
         }
-        int sc = resp.status_code();
-        if (sc >= 200 || sc == 101) break;
-        if (i == kMaxInformational) {
-            errno = EPROTO;
-            return failed(op, false);
-        }
+        op->body_errno = e;
+    } else if (receive_final(op) < 0) {
+        bool retry = c->reused && c->bounded.received == 0 && dead_connection(errno) && replayable;
+        if (errno == ENODATA) errno = ECONNRESET;  // closed without a response
+        return failed(op, retry);
     }
     op->status_code = resp.status_code();
     if (jar_) jar_->get_cookies_from_headers(u.host(), &resp);
     if (op->follow && is_redirect(op->status_code) && resp.headers.has("Location"))
         return Step::Redirect;
     return Step::Done;
+}
+
+// Reads response heads up to a final one (1xx skipped, 101 returned): 0, or
+// -1 with errno (ENODATA: closed before a response).
+int ClientImpl::receive_final(Operation* op) {
+    for (int i = 0;; i++) {
+        if (op->resp.receive_header(op->req.verb()) < 0) return -1;
+        int sc = op->resp.status_code();
+        if (sc >= 200 || sc == 101) return 0;
+        if (i == kMaxInformational) {
+            errno = EPROTO;
+            return -1;
+        }
+    }
 }
 
 // Re-targets op at the Location of its 3xx response: 0, 1 when it cannot be

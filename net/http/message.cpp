@@ -115,6 +115,7 @@ void Message::clear_state() {
     content_length_ = 0;
     keep_alive_ = true;
     head_sent_ = false;
+    read_err_ = 0;
     reader_.reset(in_, Framing::None, 0, &limits_, &trailers);
     writer_.reset(out_, Framing::None, 0);
 }
@@ -173,12 +174,19 @@ int Message::receive_head(bool request) {
 }
 
 ssize_t Message::read(void* buf, size_t count) {
+    if (read_err_) {  // the failure that cut the previous read short
+        errno = read_err_;
+        read_err_ = 0;
+        return -1;
+    }
     size_t got = 0;
     while (got < count) {
         ssize_t n = reader_.read_some((char*)buf + got, count - got);
         if (n < 0) {
             if (errno == EPROTO) fail(reader_.error());
-            return -1;
+            if (got == 0) return -1;
+            read_err_ = errno;  // bytes already in the caller's buffer are never lost
+            break;
         }
         if (n == 0) break;
         got += n;
@@ -190,7 +198,11 @@ ssize_t Message::readv(const struct iovec* iov, int iovcnt) {
     ssize_t total = 0;
     for (int i = 0; i < iovcnt; i++) {
         ssize_t n = read(iov[i].iov_base, iov[i].iov_len);
-        if (n < 0) return -1;
+        if (n < 0) {
+            if (total == 0) return -1;
+            read_err_ = errno;  // as read(): the bytes first, the error next
+            break;
+        }
         total += n;
         if ((size_t)n < iov[i].iov_len) break;
     }

@@ -224,7 +224,8 @@ int HTTPServerImpl::serve(Connection& c) {
         else
             c.reader.idle(n ? opts_.keepalive_timeout : opts_.header_timeout);
         if (c.req.receive_header() < 0) return head_failed(c);
-        c.reader.body();
+        c.reader.start_body();
+        c.stream.start_response();
         int r = respond(c, ++n);
         if (r <= 0) return r;
     }

@@ -35,6 +35,16 @@ Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atom
       resp(o.limits, this),
       orig_timeout(s->timeout()) {}
 
+// ---- RateGuard ----------------------------------------------------------
+
+uint64_t RateGuard::timeout(uint64_t tm, uint64_t grace, uint64_t rate) const {
+    if (rate == 0 || grace == UINT64_MAX) return tm;
+    // In double: bytes * 1e6 would overflow 64 bits past 18 TB.
+    double left = (double)grace + (double)bytes_ * 1e6 / (double)rate - (double)waited_;
+    if (left < 1) return 0;
+    return left < (double)tm ? (uint64_t)left : tm;
+}
+
 // ---- ReadSide -----------------------------------------------------------
 
 // The head's deadline is armed by its first read that finds the head
@@ -80,10 +90,26 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             tm = c_->stream.taken_over() ? c_->stream.timeout() : c_->opts.body_timeout;
             break;
     }
+    // A body the server reads (the handler's, or its drain) must keep to
+    // body_min_rate over the time its reads wait.
+    bool guarded =
+        (phase_ == Phase::Drain || (phase_ == Phase::Body && !c_->stream.taken_over())) &&
+        c_->opts.body_min_rate;
+    uint64_t t0 = 0;
+    if (guarded) {
+        tm = rate_.timeout(tm, c_->opts.body_timeout, c_->opts.body_min_rate);
+        if (tm == 0) {
+            timed_out_ = true;
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        t0 = __update_now();
+    }
     c_->sock->timeout(tm);
     c_->wait.store(w, std::memory_order_relaxed);
     ssize_t n = c_->sock->recv(buf, count);
     c_->wait.store(WaitState::None, std::memory_order_relaxed);
+    if (guarded) rate_.account(__update_now() - t0, n);
     if (n < 0) {
         timed_out_ = errno == ETIMEDOUT;
         // A stop() interrupt of a waiting read: the connection just ends.
@@ -105,6 +131,22 @@ ssize_t ReadSide::readv(const struct iovec* iov, int iovcnt) {
 
 ISocketStream* ConnStream::sock() const { return c_->sock; }
 
+template <typename F>
+ssize_t ConnStream::timed(F f) {
+    bool guarded = !taken_over_ && c_->opts.send_min_rate;
+    uint64_t tm = write_timeout();
+    if (guarded && tm == 0) {
+        errno = ETIMEDOUT;  // the response's rate budget is spent
+        return -1;
+    }
+    sock()->timeout(tm);
+    uint64_t t0 = guarded ? __update_now() : 0;
+    ssize_t r = f();
+    if (guarded) rate_.account(__update_now() - t0, r);
+    if (r > 0) sent_ += (uint64_t)r;
+    return r;
+}
+
 ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t sum) {
     struct iovec small[16];
     std::vector<struct iovec> big;
@@ -124,12 +166,12 @@ ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t su
         if (iov[i].iov_len) v[n++] = iov[i];
     size_t total = sum + held_.size();
     if (total == 0) return 0;
-    sock()->timeout(write_timeout());
     writing_ = true;
     // v is our copy: the stream may advance it in place.
-    ssize_t r = n == 1 ? sock()->write(v[0].iov_base, v[0].iov_len) : sock()->writev_mutable(v, n);
+    ssize_t r = timed([&] {
+        return n == 1 ? sock()->write(v[0].iov_base, v[0].iov_len) : sock()->writev_mutable(v, n);
+    });
     writing_ = false;
-    if (r > 0) sent_ += (uint64_t)r;
     held_.clear();  // sent, or the connection is dead: never sent twice
     if (r != (ssize_t)total) {
         if (r >= 0) errno = EIO;  // short: the error comes with the next call
@@ -140,18 +182,18 @@ ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t su
 
 int ConnStream::flush(int flags) {
     if (held_.empty()) return 0;
-    sock()->timeout(write_timeout());
     writing_ = true;
     size_t done = 0;
     while (done < held_.size()) {
-        ssize_t r = flags ? sock()->send(&held_[done], held_.size() - done, flags)
-                          : sock()->write(&held_[done], held_.size() - done);
+        ssize_t r = timed([&] {
+            return flags ? sock()->send(&held_[done], held_.size() - done, flags)
+                         : sock()->write(&held_[done], held_.size() - done);
+        });
         if (r <= 0) {
             if (r == 0) errno = EPIPE;
             break;
         }
         done += (size_t)r;
-        sent_ += (uint64_t)r;
     }
     writing_ = false;
     bool ok = done == held_.size();
@@ -185,27 +227,18 @@ ssize_t ConnStream::writev(const struct iovec* iov, int iovcnt) {
 
 ssize_t ConnStream::send(const void* buf, size_t count, int flags) {
     if (flush_for_read() < 0) return -1;
-    sock()->timeout(write_timeout());
-    ssize_t r = sock()->send(buf, count, flags);
-    if (r > 0) sent_ += (uint64_t)r;
-    return r;
+    return timed([&] { return sock()->send(buf, count, flags); });
 }
 
 ssize_t ConnStream::send(const struct iovec* iov, int iovcnt, int flags) {
     if (flush_for_read() < 0) return -1;
-    sock()->timeout(write_timeout());
-    ssize_t r = sock()->send(iov, iovcnt, flags);
-    if (r > 0) sent_ += (uint64_t)r;
-    return r;
+    return timed([&] { return sock()->send(iov, iovcnt, flags); });
 }
 
 ssize_t ConnStream::sendfile(int in_fd, off_t offset, size_t count) {
     // MSG_MORE: the held head and the file's first bytes share a segment.
     if (!writing_ && flush(MSG_MORE) < 0) return -1;
-    sock()->timeout(write_timeout());
-    ssize_t r = sock()->sendfile(in_fd, offset, count);
-    if (r > 0) sent_ += (uint64_t)r;
-    return r;
+    return timed([&] { return sock()->sendfile(in_fd, offset, count); });
 }
 
 int ConnStream::take_over() {
@@ -218,7 +251,9 @@ int ConnStream::take_over() {
 }
 
 uint64_t ConnStream::write_timeout() const {
-    return taken_over_ ? user_timeout_ : c_->opts.send_timeout;
+    if (taken_over_) return user_timeout_;
+    const ServerOptions& o = c_->opts;
+    return rate_.timeout(o.send_timeout, o.send_timeout, o.send_min_rate);
 }
 
 ssize_t ConnStream::recv(void* buf, size_t count, int flags) {

@@ -33,6 +33,26 @@ enum class WaitState : uint8_t { None, Idle, Head, Drain };
 // a larger one closes it.
 constexpr uint64_t kDrainLimit = 1024 * 1024;
 
+// A minimum average rate for the bytes of a body or a response, over the
+// time spent waiting for the peer (not the handler's own time): per-wait
+// timeouts alone let a peer move a byte per timeout forever. The budget is
+// `grace` plus bytes / rate; each wait gets at most what is left of it.
+class RateGuard {
+public:
+    void start() { bytes_ = waited_ = 0; }
+    // The timeout of the next wait: `tm`, or less when the budget is nearer;
+    // 0 once it is spent. rate 0 or grace -1: `tm`.
+    uint64_t timeout(uint64_t tm, uint64_t grace, uint64_t rate) const;
+    // A wait that took `us` and moved n bytes (or failed, n < 0).
+    void account(uint64_t us, ssize_t n) {
+        waited_ += us;
+        if (n > 0) bytes_ += (uint64_t)n;
+    }
+
+private:
+    uint64_t bytes_ = 0, waited_ = 0;
+};
+
 // The read side, under the InputBuffer: one recv per read() (a short count
 // is "what has arrived"), bounded by the timeout of the current phase, after
 // sending whatever the write side holds (the peer may wait for it, e.g. a
@@ -50,8 +70,13 @@ public:
     }
     // A head has started (its first byte is here): header_timeout from now.
     void head();
-    // Reading a body: body_timeout per read.
+    // Reading a body: body_timeout per read, and body_min_rate over them.
     void body() { phase_ = Phase::Body; }
+    // A new request's body: its rate is counted from here.
+    void start_body() {
+        body();
+        rate_.start();
+    }
     // The server reads and drops the rest of a body: as body(), and stop()
     // interrupts it (ECANCELED).
     void drain() { phase_ = Phase::Drain; }
@@ -75,6 +100,7 @@ private:
     Connection* c_;
     Phase phase_ = Phase::Idle;
     bool timed_out_ = false;
+    RateGuard rate_;  // of the current body (Body, Drain)
     uint64_t idle_timeout_ = -1;
     lazy_timeout head_deadline_{UINT64_MAX};
 };
@@ -109,8 +135,11 @@ public:
     // connection_stream(): sends what is held and holds nothing more.
     int take_over();
     bool taken_over() const { return taken_over_; }
-    // The timeout of a write: send_timeout, or the handler's after take_over().
+    // The timeout of a write: send_timeout (cut to send_min_rate's budget),
+    // or the handler's after take_over().
     uint64_t write_timeout() const;
+    // A new response: its send rate is counted from here.
+    void start_response() { rate_.start(); }
 
     int close() override { return 0; }  // the connection is the server's
     int shutdown(ShutdownHow how) override;
@@ -142,6 +171,10 @@ public:
 private:
     // Writes held bytes then iov, all of them: the bytes of iov, or -1.
     ssize_t write_through(const struct iovec* iov, int iovcnt, size_t sum);
+    // Runs one socket write f() under write_timeout(), counting its time and
+    // bytes against send_min_rate: f's result, or -1 ETIMEDOUT.
+    template <typename F>
+    ssize_t timed(F f);
     ISocketStream* sock() const;
 
     Connection* c_;
@@ -152,6 +185,7 @@ private:
     bool taken_over_ = false;
     bool user_set_ = false;
     uint64_t user_timeout_ = -1;  // timeout(us) of a handler that took over
+    RateGuard rate_;              // of the current response
 };
 
 class ServerRequest : public Request {

@@ -258,6 +258,27 @@ TEST_P(HttpClient, RetriesOnlyWhatIsSafeWhenAPooledConnectionDies) {
     EXPECT_EQ("putputpost", bodies);
 }
 
+TEST_P(HttpClient, ATruncatedBodyDeliversWhatArrivedBeforeFailingWithEproto) {
+    scripted_server srv([](Request&, Response&, ISocketStream* s) {
+        std::string raw = "HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n0123456789";
+        s->write(raw.data(), raw.size());
+        return -1;  // closed: 10 bytes of a declared 1 GB
+    });
+    auto op = client->new_operation(Verb::GET, srv.url("/big"));
+    DEFER(op->destroy());
+    ASSERT_EQ(0, op->call()) << strerror(errno);
+    std::string got;
+    char buf[65536];
+    ssize_t n;
+    while ((n = op->resp.read(buf, sizeof(buf))) > 0) got.append(buf, n);
+    EXPECT_EQ("0123456789", got);
+    EXPECT_EQ(-1, n);
+    EXPECT_EQ(EPROTO, errno);
+    EXPECT_EQ(ParseError::Truncated, op->resp.parse_error());
+    EXPECT_EQ(-1, op->resp.read(buf, sizeof(buf)));  // and it sticks
+    EXPECT_EQ(EPROTO, errno);
+}
+
 TEST_P(HttpClient, DoesNotReuseAConnectionTheServerClosedWhileIdle) {
     int open = 0;
     scripted_server srv([&](Request&, Response& resp, ISocketStream*) {
@@ -366,6 +387,60 @@ TEST_P(HttpClient, SendsBodiesFromABufferAStreamAndAWriter) {
     EXPECT_EQ(1, srv.accepts);
 }
 
+TEST_P(HttpClient, AnAnswerSentBeforeTheBodyWasTakenIsReturned) {
+    // RFC 9112 9.5: the server answers without reading a 20 MB body and
+    // closes (a reset, since the body is unread), as curl sees it.
+    scripted_server srv([](Request& req, Response& resp, ISocketStream*) {
+        if (req.target() == "/none") return -1;  // closes without an answer
+        if (req.target() == "/413") {
+            reply(resp, "too large", 413);
+            (void)resp.send();
+            return -1;
+        }
+        resp.headers.insert("Connection", "close");
+        return reply(resp, "early");
+    });
+    const std::string big(20 << 20, 'x');
+    {
+        auto op = client->new_operation(Verb::POST, srv.url("/ok"));
+        DEFER(op->destroy());
+        op->set_body(big);
+        ASSERT_EQ(0, op->call()) << strerror(errno);
+        EXPECT_EQ(200, op->status_code);
+        EXPECT_EQ("early", body_of(op));
+        EXPECT_TRUE(op->body_errno == EPIPE || op->body_errno == ECONNRESET) << op->body_errno;
+    }
+    {
+        auto op = client->new_operation(Verb::PUT, srv.url("/413"));  // chunked, by a writer
+        DEFER(op->destroy());
+        auto writer = [&](Request* req) -> ssize_t {
+            for (size_t off = 0; off < big.size(); off += 65536)
+                if (req->write(big.data() + off, 65536) < 0) return -1;
+            return (ssize_t)big.size();
+        };
+        op->body_writer = writer;
+        ASSERT_EQ(0, op->call()) << strerror(errno);
+        EXPECT_EQ(413, op->status_code);
+        EXPECT_EQ("too large", body_of(op));
+        EXPECT_NE(0, op->body_errno);
+    }
+    {
+        auto op = client->new_operation(Verb::POST, srv.url("/none"));
+        DEFER(op->destroy());
+        op->set_body(big);
+        EXPECT_EQ(-1, op->call());
+        EXPECT_TRUE(errno == EPIPE || errno == ECONNRESET) << errno;  // not EIO
+        EXPECT_EQ(-1, op->status_code);
+    }
+    {  // a complete exchange afterwards: body_errno is cleared, the connection kept
+        auto op = client->new_operation(Verb::POST, srv.url("/ok"));
+        DEFER(op->destroy());
+        op->set_body("small");
+        ASSERT_EQ(0, op->call());
+        EXPECT_EQ(0, op->body_errno);
+    }
+}
+
 TEST_P(HttpClient, TimeoutBoundsTheCallAndTheBodyReadAfterIt) {
     scripted_server srv([](Request& req, Response& resp, ISocketStream* s) {
         if (req.target() == "/slow-body") {
@@ -393,6 +468,7 @@ TEST_P(HttpClient, TimeoutBoundsTheCallAndTheBodyReadAfterIt) {
         ASSERT_EQ(0, op->call());
         char buf[10];
         auto t0 = Clock::now();
+        EXPECT_EQ(5, op->resp.read(buf, sizeof(buf)));  // what came, then the timeout
         EXPECT_EQ(-1, op->resp.read(buf, sizeof(buf)));
         EXPECT_EQ(ETIMEDOUT, errno);
         EXPECT_LT(us_since(t0), kLongUs);

@@ -2,7 +2,10 @@
 // round trips, the writers' limits, 100-continue and responses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <random>
+#include <vector>
 
 #include <photon/common/alog.h>
 #include <photon/net/http/message.h>
@@ -214,6 +217,57 @@ TEST_F(HttpMessage, ContentLengthWriterRefusesMoreThanDeclared) {
     EXPECT_EQ("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcde", sink.out);
 }
 
+// Takes `room` bytes, then moves part of a write and fails the next one
+// with `err`, as a kernel socket reports an error after a partial transfer.
+class ShortWriteStream : public MemStream {
+public:
+    ShortWriteStream(size_t room, int err) : MemStream(""), room_(room), err_(err) {}
+    ssize_t writev(const struct iovec* iov, int iovcnt) override {
+        if (room_ == 0) {
+            errno = err_;
+            return -1;
+        }
+        ssize_t n = 0;
+        for (int i = 0; i < iovcnt && room_; i++) {
+            size_t k = std::min(room_, iov[i].iov_len);
+            out.append((const char*)iov[i].iov_base, k);
+            room_ -= k;
+            n += k;
+        }
+        return n;
+    }
+    ssize_t write(const void* buf, size_t count) override {
+        struct iovec iov = {const_cast<void*>(buf), count};
+        return writev(&iov, 1);
+    }
+
+private:
+    size_t room_;
+    int err_;
+};
+
+TEST_F(HttpMessage, BodyWriterReportsTheStreamsErrnoAfterAShortWrite) {
+    for (int err : {EPIPE, ECONNRESET}) {
+        for (Framing f : {Framing::ContentLength, Framing::Chunked}) {
+            ShortWriteStream s(10, err);
+            BodyWriter w;
+            w.reset(&s, f, 100);
+            errno = 0;
+            EXPECT_EQ(-1, w.write(std::string(50, 'x').data(), 50));
+            EXPECT_EQ(err, errno);  // not EIO
+            EXPECT_EQ(10u, s.out.size());
+        }
+    }
+    ShortWriteStream s(1000, EPIPE);  // short writes that go on complete
+    BodyWriter w;
+    w.reset(&s, Framing::Chunked, 0);
+    std::string a(30, 'a'), b(40, 'b');
+    struct iovec iov[2] = {{&a[0], a.size()}, {&b[0], b.size()}};
+    EXPECT_EQ(70, w.writev(iov, 2));
+    EXPECT_EQ(0, w.finish());
+    EXPECT_EQ("46\r\n" + a + b + "\r\n0\r\n\r\n", s.out);
+}
+
 TEST_F(HttpMessage, RequestWithoutLengthTakesNoBody) {
     MemStream sink("");
     InputBuffer in(&sink);
@@ -324,16 +378,89 @@ TEST_F(HttpMessage, ReceivesResponsesOfEachFraming) {
     }
 }
 
-TEST_F(HttpMessage, TruncatedContentLengthBodyFailsWithEproto) {
+TEST_F(HttpMessage, TruncatedBodyReturnsItsBytesThenFailsWithEprotoForGood) {
     MemStream s("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc");
     InputBuffer in(&s);
     Request req;
     req.reset(&in, &s);
     ASSERT_EQ(0, req.receive_header());
     char buf[16];
-    EXPECT_EQ(-1, req.read(buf, sizeof(buf)));
-    EXPECT_EQ(EPROTO, errno);
-    EXPECT_EQ(ParseError::Truncated, req.parse_error());
+    ASSERT_EQ(3, req.read(buf, sizeof(buf)));  // what arrived is delivered
+    EXPECT_EQ("abc", std::string(buf, 3));
+    for (int i = 0; i < 2; i++) {  // then the truncation, and it sticks
+        errno = 0;
+        EXPECT_EQ(-1, req.read(buf, sizeof(buf)));
+        EXPECT_EQ(EPROTO, errno);
+        EXPECT_EQ(ParseError::Truncated, req.parse_error());
+    }
+}
+
+// Hands out its pieces one per read; an empty piece fails with `err`.
+class ScriptedStream : public MemStream {
+public:
+    ScriptedStream(std::vector<std::string> pieces, int err)
+        : MemStream(""), pieces_(std::move(pieces)), err_(err) {}
+    ssize_t read(void* buf, size_t count) override {
+        if (next_ == pieces_.size()) return 0;
+        std::string& p = pieces_[next_];
+        if (p.empty()) {
+            next_++;
+            errno = err_;
+            return -1;
+        }
+        size_t n = std::min(count, p.size());
+        memcpy(buf, p.data(), n);
+        p.erase(0, n);
+        if (p.empty()) next_++;
+        return (ssize_t)n;
+    }
+
+private:
+    std::vector<std::string> pieces_;
+    size_t next_ = 0;
+    int err_;
+};
+
+TEST_F(HttpMessage, ReadThatTimesOutKeepsTheBytesItCopiedAndCanBeRetried) {
+    // 20 body bytes in two halves with a timeout between them.
+    ScriptedStream s(
+        {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 20\r\n\r\n0123456789", "", "abcdefghij"},
+        ETIMEDOUT);
+    InputBuffer in(&s);
+    Request req;
+    req.reset(&in, &s);
+    ASSERT_EQ(0, req.receive_header());
+    std::string body;
+    char buf[20];
+    int timeouts = 0;
+    for (int i = 0; i < 10; i++) {  // a handler that retries after ETIMEDOUT
+        ssize_t n = req.read(buf, sizeof(buf) - body.size());
+        if (n < 0 && errno == ETIMEDOUT) {
+            timeouts++;
+            continue;
+        }
+        ASSERT_GE(n, 0) << errno;
+        if (n == 0) break;
+        body.append(buf, n);
+    }
+    EXPECT_EQ("0123456789abcdefghij", body);
+    EXPECT_EQ(1, timeouts);  // reported once, by the call after the short one
+    EXPECT_TRUE(req.body_done());
+}
+
+TEST_F(HttpMessage, ReadvKeepsTheBytesOfEarlierBuffersWhenALaterOneFails) {
+    ScriptedStream s({"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 8\r\n\r\nabcd", "", "efgh"},
+                     ECONNRESET);
+    InputBuffer in(&s);
+    Request req;
+    req.reset(&in, &s);
+    ASSERT_EQ(0, req.receive_header());
+    char a[4], b[4];
+    struct iovec iov[2] = {{a, 4}, {b, 4}};
+    ASSERT_EQ(4, req.readv(iov, 2));
+    EXPECT_EQ("abcd", std::string(a, 4));
+    EXPECT_EQ(-1, req.readv(iov, 2));
+    EXPECT_EQ(ECONNRESET, errno);
 }
 
 TEST_F(HttpMessage, HeadLargerThanTheBufferFailsWith431) {

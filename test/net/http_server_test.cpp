@@ -6,6 +6,7 @@
 #include <string>
 
 #include <photon/common/timeout.h>
+#include <photon/net/http/client.h>
 #include <photon/net/security-context/tls-stream.h>
 
 #include "http_server_test_util.h"
@@ -412,6 +413,114 @@ TEST_P(HttpServer, Answers408WhenABodyStallsPastTheBodyTimeout) {
     EXPECT_GE(us_since(t0), 150'000u);
     EXPECT_EQ("close", c.resp.headers["Connection"]);
     EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, AHandlerThatRetriesAfterABodyTimeoutLosesNoByte) {
+    ServerOptions opts;
+    opts.body_timeout = 200'000;
+    opts.body_min_rate = 0;  // else the pause spends the body's budget for good
+    serve(opts, [&](HTTPServer* s) {
+        s->add_handler({+[](void*, Request& req, Response& resp, std::string_view) -> int {
+                            std::string body;
+                            char buf[20];
+                            for (int tries = 0; body.size() < sizeof(buf) && tries < 20;) {
+                                ssize_t n = req.read(buf, sizeof(buf) - body.size());
+                                if (n < 0 && errno == ETIMEDOUT && ++tries) continue;
+                                if (n <= 0) break;
+                                body.append(buf, n);
+                            }
+                            return reply(resp, body);
+                        },
+                        nullptr});
+    });
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("POST", "/retry", "Content-Length: 20\r\n") + "0123456789"));
+    photon::thread_usleep(500'000);  // past the body timeout: the handler's read fails
+    std::string body;
+    ASSERT_EQ(200, c.request("abcdefghij", &body));
+    EXPECT_EQ("0123456789abcdefghij", body);
+}
+
+TEST_P(HttpServer, Answers408ToABodyTrickledBelowTheMinimumRate) {
+    ServerOptions opts;
+    opts.body_timeout = 300'000;  // no single read waits this long
+    opts.body_min_rate = 1000;    // bytes/s; the client sends 20
+    serve_default(opts);
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("POST", "/echo", "Content-Length: 1000\r\n")));
+    auto t0 = Clock::now();
+    for (int i = 0; i < 1000 && us_since(t0) < 5'000'000; i++) {
+        if (!c.send("x")) break;
+        photon::thread_usleep(50'000);
+        if (c.readable()) break;  // the answer
+    }
+    EXPECT_EQ(408, c.get());
+    EXPECT_GE(us_since(t0), 250'000u);  // not before body_timeout of waiting
+    EXPECT_LT(us_since(t0), 5'000'000u);
+    EXPECT_TRUE(c.closed());
+}
+
+TEST_P(HttpServer, EndsAResponseToAClientThatReadsBelowTheMinimumRate) {
+    ServerOptions opts;
+    opts.send_timeout = 300'000;    // no single write waits this long
+    opts.send_min_rate = 64 << 20;  // bytes/s; the client reads about 1.6 MB/s
+    std::atomic<int> result{1};
+    serve(opts, [&](HTTPServer* s) {
+        s->add_handler(
+            {&result,
+             +[](std::atomic<int>* result, Request&, Response& resp, std::string_view) -> int {
+                 // Small buffers: each write waits for what the client reads.
+                 auto out = dynamic_cast<ISocketStream*>(resp.output());
+                 EXPECT_EQ(0, out->setsockopt<int>(SOL_SOCKET, SO_SNDBUF, 4096));
+                 std::string chunk(1024, 'z');
+                 resp.headers.content_length(64 << 20);
+                 for (int i = 0; i < 64 * 1024; i++) {
+                     if (resp.write(chunk.data(), chunk.size()) < 0) {
+                         *result = -errno;
+                         return -1;
+                     }
+                 }
+                 *result = 0;
+                 return 0;
+             }});
+    });
+    raw_client c(ep);
+    ASSERT_TRUE(c.send(head("GET", "/big")));
+    auto t0 = Clock::now();
+    char buf[16384];
+    ssize_t n = 1;
+    c.stream()->timeout(1'000'000);
+    while (us_since(t0) < 5'000'000 && (n = c.stream()->recv(buf, sizeof(buf))) > 0)
+        photon::thread_usleep(10'000);
+    EXPECT_LE(n, 0);  // the server gave up on us
+    EXPECT_LT(us_since(t0), 5'000'000u);
+    EXPECT_TRUE(wait_until([&] { return result != 1; }));
+    EXPECT_EQ(-ETIMEDOUT, result.load());
+    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+}
+
+TEST_P(HttpServer, OurClientGetsTheAnswerToAnUploadTheHandlerIgnores) {
+    // RFC 9112 9.5: the answer goes out before the body is read, the server
+    // lingers, then resets; the client reports the answer, as curl does.
+    serve(ServerOptions(), [&](HTTPServer* s) {
+        s->add_handler({+[](void*, Request&, Response& resp, std::string_view) -> int {
+                            resp.headers.insert("Connection", "close");
+                            return reply(resp, "ignored");
+                        },
+                        nullptr});
+    });
+    std::unique_ptr<Client> client(new_http_client());
+    auto op = client->new_operation(Verb::POST, url("/up"));
+    DEFER(op->destroy());
+    const std::string big(20 << 20, 'x');
+    op->set_body(big);
+    op->timeout = kLongUs;
+    ASSERT_EQ(0, op->call()) << strerror(errno);
+    EXPECT_EQ(200, op->status_code);
+    EXPECT_NE(0, op->body_errno);
+    char buf[64];
+    ASSERT_EQ(7, op->resp.read(buf, sizeof(buf)));
+    EXPECT_EQ("ignored", std::string(buf, 7));
 }
 
 TEST_P(HttpServer, SendsNoBodyFor204And304) {

@@ -92,7 +92,9 @@ public:
     void reset(IStream* out, Framing framing, uint64_t content_length, bool discard = false);
     // Writes all of it (one chunk when chunked): count, or -1 with errno
     // EMSGSIZE (more than the declared length, or any byte when no body is
-    // allowed; nothing is written) or the stream's.
+    // allowed; nothing is written) or the stream's (a short write is
+    // continued, so that the stream reports why it stopped: EPIPE,
+    // ECONNRESET, ETIMEDOUT...).
     ssize_t write(const void* buf, size_t count);
     ssize_t writev(const struct iovec* iov, int iovcnt);
     // Ends the body: the last chunk when chunked. -1 with errno EPROTO if

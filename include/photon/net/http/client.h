@@ -62,12 +62,17 @@ public:
 
     class Operation {
     public:
-        Request req;                // verb, target, headers (reset() sets Host)
-        Timeout timeout = {-1UL};   // the whole call, redirects and retries included
-        uint16_t follow = 8;        // redirects followed at most (see call())
-        uint16_t retry = 5;         // re-sends after a dead pooled connection at most
-        Response resp;              // valid after call() returned 0
-        int status_code = -1;       // resp.status_code(), or -1
+        Request req;               // verb, target, headers (reset() sets Host)
+        Timeout timeout = {-1UL};  // the whole call, redirects and retries included
+        uint16_t follow = 8;       // redirects followed at most (see call())
+        uint16_t retry = 5;        // re-sends after a dead pooled connection at most
+        Response resp;             // valid after call() returned 0
+        int status_code = -1;      // resp.status_code(), or -1
+        // Extension: 0, or the errno (EPIPE, ECONNRESET) that cut the request
+        // body short because the server answered before taking all of it and
+        // closed (RFC 9112 9.5: a 413, a handler that ignores the body); call()
+        // then returns 0 with that answer, and the connection is not reused.
+        int body_errno = 0;
         bool enable_proxy = false;  // starts as the client's has_proxy()
         // If set, the connection goes to this unix socket, plain HTTP; the
         // URL (http://host/... or https://...) still gives Host and target.
@@ -163,7 +168,9 @@ public:
     // Content-Length and Transfer-Encoding), ETIMEDOUT, ECONNREFUSED, ENOENT
     // (unknown host), EACCES (TLS certificate rejected), ECONNRESET (closed
     // without a response), ELOOP (a redirect after op->follow of them),
-    // EPROTO (a malformed response), ... With op->follow == 0, or for a
+    // EPROTO (a malformed response), EPIPE / ECONNRESET (the server closed
+    // while the body was sent, without an answer; with one, the answer is
+    // returned and op->body_errno set), ... With op->follow == 0, or for a
     // 307/308 whose body_stream cannot be re-sent, the 3xx is returned as it
     // is; 303, and 301/302 after a POST, are followed with a GET without
     // body. A reused connection that dies before any response byte is retried

@@ -103,7 +103,10 @@ public:
     const Limits& limits() const { return limits_; }
 
     // The body: read() fills count unless the body ends first (0 at its
-    // end); -1 with errno EPROTO (parse_error()) or the stream's.
+    // end); -1 with errno EPROTO (parse_error()) or the stream's. A failure
+    // after some bytes were copied returns them (a short count) and is
+    // reported by the next call; EPROTO then sticks, while a timed-out read
+    // may be retried and loses nothing.
     ssize_t read(void* buf, size_t count) override;
     ssize_t readv(const struct iovec* iov, int iovcnt) override;
     // Whether the whole received body has been read.
@@ -186,6 +189,7 @@ protected:
     int minor_ = 1;
     bool keep_alive_ = true;
     bool head_sent_ = false;
+    int read_err_ = 0;  // ended a short read(); reported by the next one
     // reset(ISocketStream*)'s binding.
     std::unique_ptr<InputBuffer> own_in_;
     ISocketStream* stream_ = nullptr;

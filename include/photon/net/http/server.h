@@ -66,11 +66,18 @@ public:
 // closed. A new connection waits header_timeout for its first byte, then
 // closes silently.
 struct ServerOptions {
-    Limits limits;                             // head/body sizes: 414, 431, 413
-    uint64_t header_timeout = 30'000'000;      // a whole request head, from its first byte: 408
-    uint64_t keepalive_timeout = 60'000'000;   // idle between requests: closed without a response
-    uint64_t body_timeout = 30'000'000;        // each body read: -1 ETIMEDOUT; 408 if unanswered
-    uint64_t send_timeout = 60'000'000;        // each response write: then closed
+    Limits limits;                            // head/body sizes: 414, 431, 413
+    uint64_t header_timeout = 30'000'000;     // a whole request head, from its first byte: 408
+    uint64_t keepalive_timeout = 60'000'000;  // idle between requests: closed without a response
+    uint64_t body_timeout = 30'000'000;       // each body read: -1 ETIMEDOUT; 408 if unanswered
+    uint64_t send_timeout = 60'000'000;       // each response write: then closed
+    // Bytes per second that a request body (read by the handler or drained)
+    // and a response must average over the time their reads / writes wait for
+    // the peer, once body_timeout / send_timeout of such waiting has passed:
+    // a peer moving a byte per timeout is not served forever. Failing it is
+    // ETIMEDOUT, as a timeout. 0: no minimum.
+    uint64_t body_min_rate = 1024;
+    uint64_t send_min_rate = 1024;
     uint32_t max_requests_per_connection = 0;  // 0: unlimited; then Connection: close
 };
 
