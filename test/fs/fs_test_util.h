@@ -20,6 +20,8 @@
 
 #include "../io/engine_fixture.h"
 
+#include "../util/temp_dir.h"
+
 namespace photon_test {
 
 // $PHOTON_TEST_FS_DIR, else ./fs-test-tmp (ctest runs in the build dir).
@@ -31,26 +33,13 @@ inline std::string scratch_root() {
 }
 
 // A fresh directory, removed (with everything in it) when destroyed.
-class scratch_dir {
+class scratch_dir : public temp_dir {
 public:
-    scratch_dir() {
-        std::string root = scratch_root();
-        ::mkdir(root.c_str(), 0755);
-        std::string tmpl = root + "/t.XXXXXX";
-        path_ = mkdtemp(&tmpl[0]) ? tmpl : "";
-    }
-    ~scratch_dir() {
-        if (!path_.empty()) system(("rm -rf '" + path_ + "'").c_str());
-    }
-    const std::string& path() const { return path_; }
-    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+    scratch_dir() : temp_dir("t", scratch_root()) {}
     bool on_tmpfs() const {
         struct statfs st;
-        return ::statfs(path_.c_str(), &st) == 0 && st.f_type == TMPFS_MAGIC;
+        return ::statfs(path().c_str(), &st) == 0 && st.f_type == TMPFS_MAGIC;
     }
-
-private:
-    std::string path_;
 };
 
 inline const char* io_engine_name(int e) {

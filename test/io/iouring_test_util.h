@@ -14,6 +14,8 @@
 
 #include "engine_fixture.h"
 
+#include "../util/temp_dir.h"
+
 namespace photon_test {
 
 struct unique_fd {
@@ -62,19 +64,6 @@ inline int tcp_listener(sockaddr_in* addr) {
     }
     return fd;
 }
-
-// A directory removed (with what the test left in it) at destruction.
-struct temp_dir {
-    std::string path;
-    temp_dir() {
-        const char* base = getenv("TMPDIR");
-        std::string t = std::string(base && *base ? base : "/tmp") + "/photon-iouring-XXXXXX";
-        if (mkdtemp(&t[0])) path = t;
-    }
-    ~temp_dir() {
-        if (!path.empty()) (void)!system(("rm -rf '" + path + "'").c_str());
-    }
-};
 
 // Whether this kernel lets us set up an io_uring; the reason if not.
 inline bool iouring_available(std::string* why) {

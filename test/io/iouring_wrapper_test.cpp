@@ -43,8 +43,8 @@ TEST(IouringWrapperUnavailable, CallsFailCleanlyWhereIouringIsMissing) {
 
 TEST_P(IouringWrapper, FileCallsWorkOnATempDir) {
     temp_dir dir;
-    ASSERT_FALSE(dir.path.empty());
-    std::string sub = dir.path + "/sub";
+    ASSERT_FALSE(dir.path().empty());
+    std::string sub = dir.path() + "/sub";
     ASSERT_EQ(0, iouring_mkdir(sub.c_str(), 0755));
     struct stat st;
     ASSERT_EQ(0, stat(sub.c_str(), &st));
@@ -73,7 +73,7 @@ TEST_P(IouringWrapper, FileCallsWorkOnATempDir) {
     EXPECT_EQ(0, iouring_close(fd));
     EXPECT_EQ(-1, iouring_pread(fd, buf, 1, 0));
     EXPECT_EQ(EBADF, errno);
-    EXPECT_EQ(-1, iouring_open((dir.path + "/missing/f").c_str(), O_RDONLY, 0));
+    EXPECT_EQ(-1, iouring_open((dir.path() + "/missing/f").c_str(), O_RDONLY, 0));
     EXPECT_EQ(ENOENT, errno);
 }
 
@@ -240,8 +240,8 @@ TEST_P(IouringWrapper, InterruptRacingACompletionNeverLosesData) {
 
 TEST_P(IouringWrapper, ManyCoroutinesInOneRoundAllComplete) {
     temp_dir dir;
-    ASSERT_FALSE(dir.path.empty());
-    unique_fd fd(open((dir.path + "/many").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    ASSERT_FALSE(dir.path().empty());
+    unique_fd fd(open((dir.path() + "/many").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
     ASSERT_GE(fd.fd, 0);
     constexpr int kN = 1000;
     struct record {
@@ -331,8 +331,8 @@ TEST_P(IouringWrapper, FiniStopsTheRingsCleanly) {
 // Photon's adaptor struct takes the timeout and cascading engine too.
 TEST_P(IouringWrapper, AdaptorForwardsTimeoutAndCascadingEngine) {
     temp_dir dir;
-    ASSERT_FALSE(dir.path.empty());
-    int fd = iouring_open((dir.path + "/a").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_FALSE(dir.path().empty());
+    int fd = iouring_open((dir.path() + "/a").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     ASSERT_GE(fd, 0);
     CascadingEventEngine* ce = new_iouring_cascading_engine();
     ASSERT_NE(nullptr, ce);

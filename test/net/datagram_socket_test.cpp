@@ -19,6 +19,7 @@
 #include <photon/net/datagram_socket.h>
 
 #include "../io/engine_fixture.h"
+#include "../util/temp_dir.h"
 #include "net_test_util.h"
 
 using namespace photon;
@@ -28,25 +29,10 @@ using namespace photon_test;
 namespace {
 
 // A temporary directory for socket files, removed with what is in it.
-class temp_dir {
+class socket_dir : public photon_test::temp_dir {
 public:
-    temp_dir() {
-        char t[] = "/tmp/photon-dgram-XXXXXX";
-        if (mkdtemp(t)) path_ = t;
-    }
-    ~temp_dir() {
-        for (auto& f : files_) unlink(f.c_str());
-        if (!path_.empty()) rmdir(path_.c_str());
-    }
-    bool ok() const { return !path_.empty(); }
-    std::string file(const char* name) {
-        files_.push_back(path_ + "/" + name);
-        return files_.back();
-    }
-
-private:
-    std::string path_;
-    std::vector<std::string> files_;
+    socket_dir() : temp_dir("photon-dgram") {}
+    std::string file(const char* name) const { return path(name); }
 };
 
 // CPU time this OS thread has used, in us.
@@ -121,7 +107,7 @@ protected:
     }
     Kind kind() const { return std::get<1>(GetParam()); }
 
-    temp_dir dir;
+    socket_dir dir;
     any_socket rx, tx;
 };
 
@@ -465,7 +451,7 @@ protected:
         if (s && s->bind(dir.file(name).c_str()) < 0) s.reset();
         return s;
     }
-    temp_dir dir;
+    socket_dir dir;
 };
 
 TEST_P(Uds, RecvfromNamesABoundSenderAndSendtoAnswersIt) {

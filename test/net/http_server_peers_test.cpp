@@ -9,6 +9,7 @@
 #include <regex>
 #include <string>
 
+#include "../util/temp_dir.h"
 #include "http_server_test_util.h"
 #include "net_test_util.h"
 #include "tls_test_util.h"
@@ -44,25 +45,6 @@ int peer(void*, Request& req, Response& resp, std::string_view) {
     return reply(req, resp, std::to_string(s->getpeername().port) + "\n");
 }
 
-// A scratch directory for tool input and output, removed at the end.
-class scratch {
-public:
-    scratch() {
-        char tmpl[] = "/tmp/photon-http-XXXXXX";
-        if (mkdtemp(tmpl)) dir_ = tmpl;
-    }
-    ~scratch() {
-        if (!dir_.empty()) (void)system(("rm -rf " + dir_).c_str());
-    }
-    std::string path(const std::string& name) const { return dir_ + "/" + name; }
-    void put(const std::string& name, const std::string& data) const {
-        std::ofstream(path(name), std::ios::binary) << data;
-    }
-
-private:
-    std::string dir_;
-};
-
 class HttpServerPeers : public HttpServerTest {
 protected:
     void SetUp() override {
@@ -83,7 +65,7 @@ protected:
         *out = slurp(dir.path("out"));
         return st;
     }
-    scratch dir;
+    photon_test::temp_dir dir{"photon-http"};
 };
 
 // "<label> <number>" in tool output, or -1.
@@ -115,7 +97,7 @@ TEST_P(HttpServerPeers, CurlUploadsWith100ContinueAndChunked) {
     if (!have_tool("curl")) GTEST_SKIP() << "curl is not installed";
     std::string data = pattern(300000);
     for (auto& c : data) c = 'a' + (unsigned char)c % 26;
-    dir.put("up", data);
+    dir.write("up", data);
     std::string out;
     ASSERT_EQ(0, run({"curl", "-sS", "--http1.1", "--max-time", "10", "-H", "Expect: 100-continue",
                       "--data-binary", "@" + dir.path("up"), url("/echo")},
@@ -134,7 +116,7 @@ TEST_P(HttpServerPeers, CurlUploadsWith100ContinueAndChunked) {
 
 TEST_P(HttpServerPeers, PythonHttpClientKeepsAliveAndUploadsChunked) {
     if (!have_tool("python3")) GTEST_SKIP() << "python3 is not installed";
-    dir.put("client.py", R"(import http.client, sys
+    dir.write("client.py", R"(import http.client, sys
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
 def get(method, path, body=None, headers={}):
     c.request(method, path, body=body, headers=headers)

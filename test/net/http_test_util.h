@@ -25,6 +25,8 @@
 #include "net_test_util.h"
 #include "tls_test_util.h"
 
+#include "../util/temp_dir.h"
+
 namespace photon_test {
 
 // Whether something listens on 127.0.0.1:port within max_ms. Plain POSIX
@@ -44,29 +46,6 @@ inline bool wait_until_listening(uint16_t port, int max_ms = 10000) {
     }
     return false;
 }
-
-// A temporary directory, removed with its contents at scope end.
-class temp_dir {
-public:
-    temp_dir() {
-        char tmpl[] = "/tmp/photon-http-XXXXXX";
-        if (mkdtemp(tmpl)) dir_ = tmpl;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
-    std::string path(const std::string& name = "") const {
-        return name.empty() ? dir_ : dir_ + "/" + name;
-    }
-    void write(const std::string& name, const std::string& data) const {
-        std::filesystem::create_directories(std::filesystem::path(path(name)).parent_path());
-        std::ofstream(path(name), std::ios::binary) << data;
-    }
-
-private:
-    std::string dir_;
-};
 
 // Serves HTTP/1.1 on `server` (bound and listening) with handler(req,
 // resp, stream) per request; the handler fills resp (the server completes
