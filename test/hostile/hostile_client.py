@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A scripted hostile peer against test/hostile/hostile_server.cpp.
 
-    hostile_client.py SERVER_BINARY [--tls CERT KEY]
+    hostile_client.py SERVER_BINARY [--tls CERT KEY] [--soak SECONDS]
 
 Starts the server (port 0), runs every case that is meaningful for the mode
 (plain HTTP, or HTTPS with --tls), checks after each that the server still
@@ -11,6 +11,12 @@ case's expected outcome (its docstring); exits 1 on any failure.
 
 The server's deadlines are 300-500 ms (hostile_server.cpp). Bounds here are
 generous upper bounds ("within 10 s"), never tight windows.
+
+With --soak SECONDS (not part of the test suite): for that long, every case
+runs again and again while a second thread makes normal requests without a
+pause; every 10 s the server's open fds and RSS are printed with the count of
+normal requests and of those that failed. Exits 1 if a normal request failed
+or the fds or RSS grew after the first minute (warm-up).
 """
 import os
 import resource
@@ -416,9 +422,75 @@ def tls_half_client_hello():
 KNOWN_BUGS = {}
 
 
+def server_usage(pid):
+    """(open fds, RSS in KiB) of the server."""
+    fds = len(os.listdir("/proc/%d/fd" % pid))
+    with open("/proc/%d/status" % pid) as f:
+        rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+    return fds, rss
+
+
+def soak(srv, seconds, mode):
+    """Cases in a loop beside a stream of normal requests; usage every 10 s."""
+    stop = threading.Event()
+    good = [0, 0]  # normal requests: done, failed
+
+    def good_traffic():
+        while not stop.is_set():
+            try:
+                normal_request()
+                good[0] += 1
+            except Exception as e:
+                good[1] += 1
+                print("normal request failed: %s" % e)
+
+    t = threading.Thread(target=good_traffic)
+    t.start()
+    samples, case_runs, case_fails = [], 0, 0
+    t0 = next_sample = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        for fn, modes in CASES:
+            if mode not in modes or time.monotonic() - t0 >= seconds:
+                continue
+            try:
+                fn()
+            except Skip:
+                pass
+            except Exception as e:
+                case_fails += 1
+                print("case %s failed: %s" % (fn.__name__, e))
+            case_runs += 1
+            if time.monotonic() >= next_sample:
+                fds, rss = server_usage(srv.pid)
+                el = time.monotonic() - t0
+                samples.append((el, fds, rss))
+                print("[%s] %5.0f s  fds %4d  RSS %7d KiB  normal requests %d (failed %d)  cases %d (failed %d)"
+                      % (mode, el, fds, rss, good[0], good[1], case_runs, case_fails))
+                sys.stdout.flush()
+                next_sample += 10
+    stop.set()
+    t.join()
+    time.sleep(2)  # the last cases' connections reach their deadlines
+    fds, rss = server_usage(srv.pid)
+    warm = [x for x in samples if x[0] >= 60] or samples
+    base_fds = min(x[1] for x in warm)
+    base_rss = min(x[2] for x in warm)
+    grew = fds > base_fds + 4 or rss > base_rss * 1.1 + 1024
+    print("[%s] soak %d s: normal requests %d, failed %d; cases %d, failed %d; after warm-up "
+          "fds %d..%d, RSS %d..%d KiB; at the end (idle) fds %d, RSS %d KiB: %s"
+          % (mode, seconds, good[0], good[1], case_runs, case_fails, base_fds,
+             max(x[1] for x in warm), base_rss, max(x[2] for x in warm), fds, rss,
+             "GREW" if grew else "flat"))
+    return 1 if good[1] or case_fails or grew else 0
+
+
 def main():
     global PORT, TLS, TLS_CTX
     args = sys.argv[1:]
+    soak_seconds = 0
+    if len(args) >= 2 and args[-2] == "--soak":
+        soak_seconds = int(args[-1])
+        args = args[:-2]
     if len(args) not in (1, 4) or (len(args) == 4 and args[1] != "--tls"):
         print(__doc__)
         return 2
@@ -445,6 +517,12 @@ def main():
         return 1
     PORT = int(line.split()[1])
     print("[%s] server on port %d" % (mode, PORT))
+
+    if soak_seconds:
+        rc = soak(srv, soak_seconds, mode)
+        srv.send_signal(signal.SIGTERM)
+        srv.wait(BOUND)
+        return rc
 
     failures = 0
     t_all = time.monotonic()
