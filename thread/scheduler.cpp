@@ -96,7 +96,7 @@ void drain_standby(vcpu_t* v) {
         th->lock.lock();
         if (th->flags & TF_MIGRATING) {
             th->flags &= ~TF_MIGRATING;
-            all_link(v, th);  // adopted
+            all_link(v, th);              // adopted
             if (th->state == SLEEPING) {  // moved while asleep: sleeps on here
                 if (th->deadline != UINT64_MAX) v->sleepq.push(th);
                 th->lock.unlock();

@@ -48,7 +48,7 @@ struct vcpu_t : vcpu_base {
     // migrated-in included), and the list of all vCPUs (vcpu.cpp).
     thread* all_head = nullptr;
     vcpu_t* all_vcpus_next = nullptr;
-    uint64_t engine_polled = 0;           // `now` at the last non-blocking engine poll
+    uint64_t engine_polled = 0;  // `now` at the last non-blocking engine poll
 
     ~vcpu_t() {
         rq.release();
