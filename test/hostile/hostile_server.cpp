@@ -3,7 +3,11 @@
 // cut quickly; handlers /echo (reads the body, answers its length), /text (a
 // fixed body, the request body left unread) and /big (8 MiB).
 //
-//   hostile_server PORT [CERT KEY]    (PORT 0: any; with CERT and KEY: HTTPS)
+//   hostile_server [-e epoll|io_uring] [-d MS] PORT [CERT KEY]
+//     PORT 0: any; with CERT and KEY: HTTPS. -e: the event engine (default:
+//     photon's default). -d: every deadline (head, keep-alive, body, send,
+//     TLS handshake) MS milliseconds instead of the suite's short ones, for
+//     tools/deadline-accuracy.py.
 //
 // Logs to stderr. Prints "listening PORT", serves until SIGTERM or SIGINT, stops the server
 // gracefully and prints "fds N" (its open descriptors, for a leak check)
@@ -78,12 +82,12 @@ int count_fds() {
     return n - 1;  // the directory's own descriptor
 }
 
-int serve(uint16_t port, const char* cert, const char* key) {
+int serve(uint16_t port, const char* cert, const char* key, uint64_t deadline_ms) {
     ServerOptions opt;
-    opt.header_timeout = 500 * kMs;
-    opt.keepalive_timeout = 500 * kMs;
-    opt.body_timeout = 400 * kMs;
-    opt.send_timeout = 400 * kMs;
+    opt.header_timeout = (deadline_ms ? deadline_ms : 500) * kMs;
+    opt.keepalive_timeout = (deadline_ms ? deadline_ms : 500) * kMs;
+    opt.body_timeout = (deadline_ms ? deadline_ms : 400) * kMs;
+    opt.send_timeout = (deadline_ms ? deadline_ms : 400) * kMs;
     opt.body_min_rate = 1024;
     opt.send_min_rate = 1024;
     std::unique_ptr<HTTPServer> http(new_http_server(opt));
@@ -98,7 +102,7 @@ int serve(uint16_t port, const char* cert, const char* key) {
     if (cert) {
         tls.reset(new_tls_context_from_files(cert, key));
         if (!tls) return perror("hostile_server: TLS context"), -1;
-        if (tls->set_handshake_timeout(500 * kMs) < 0)
+        if (tls->set_handshake_timeout((deadline_ms ? deadline_ms : 500) * kMs) < 0)
             return perror("hostile_server: set_handshake_timeout"), -1;
         server.reset(new_tls_server(tls.get(), server.release(), true));
         if (!server) return perror("hostile_server: TLS server"), -1;
@@ -119,18 +123,34 @@ int serve(uint16_t port, const char* cert, const char* key) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2 && argc != 4) {
-        fprintf(stderr, "usage: %s PORT [CERT KEY]\n", argv[0]);
+    const char* prog = argv[0];
+    uint64_t engine = photon::INIT_EVENT_DEFAULT;
+    uint64_t deadline_ms = 0;
+    while (argc >= 3 && argv[1][0] == '-') {
+        if (!strcmp(argv[1], "-e") && !strcmp(argv[2], "epoll")) {
+            engine = photon::INIT_EVENT_EPOLL;
+        } else if (!strcmp(argv[1], "-e") && !strcmp(argv[2], "io_uring")) {
+            engine = photon::INIT_EVENT_IOURING;
+        } else if (!strcmp(argv[1], "-d") && atoi(argv[2]) > 0) {
+            deadline_ms = (uint64_t)atoi(argv[2]);
+        } else {
+            break;
+        }
+        argc -= 2;
+        argv += 2;
+    }
+    if ((argc != 2 && argc != 4) || strspn(argv[1], "0123456789") != strlen(argv[1])) {
+        fprintf(stderr, "usage: %s [-e epoll|io_uring] [-d MS] PORT [CERT KEY]\n", prog);
         return 2;
     }
     set_log_output(log_output_stderr);  // stdout carries "listening" and "fds" only
     signal(SIGTERM, &on_signal);
     signal(SIGINT, &on_signal);
     signal(SIGPIPE, SIG_IGN);
-    if (photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE) < 0)
+    if (photon::init(engine, photon::INIT_IO_NONE) < 0)
         return perror("hostile_server: photon::init"), 1;
     int r = serve((uint16_t)atoi(argv[1]), argc == 4 ? argv[2] : nullptr,
-                  argc == 4 ? argv[3] : nullptr);
+                  argc == 4 ? argv[3] : nullptr, deadline_ms);
     printf("fds %d\n", count_fds());
     fflush(stdout);
     photon::fini();
