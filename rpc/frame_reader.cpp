@@ -15,6 +15,7 @@ constexpr size_t kBufSize = 64 * 1024;
 // next frames with them); larger ones go straight into the caller's memory.
 constexpr size_t kThroughBuffer = 16 * 1024;
 constexpr int kClosed = -2;  // fill(): the peer closed before the frame began
+constexpr int kIdle = -3;    // fill(): the idle deadline passed before the frame began
 
 // Copies n bytes from p into the view's buffers, consuming them from it.
 struct sink : iovector_view {
@@ -51,23 +52,34 @@ int FrameReader::fill(size_t n, Timeout deadline, bool idle) {
     }
     while (buffered() < n) {
         bool waiting_first = idle && buffered() == 0;
-        uint64_t t = waiting_first ? UINT64_MAX : deadline.timeout();
-        if (t == 0) return errno = ETIMEDOUT, -1;
+        uint64_t t = deadline.timeout();
+        if (t == 0) return waiting_first ? kIdle : (errno = ETIMEDOUT, -1);
         size_t want = m_sock ? kBufSize - m_end : n - buffered();
         ssize_t r = read_some(m_buf + m_end, want, t);
         if (r > 0) m_end += r;
         // EOF; a plain stream's short read is one too.
         if (r == 0 || (r > 0 && !m_sock && (size_t)r < want))
             return waiting_first && r == 0 ? kClosed : (errno = ECONNRESET, -1);
-        if (r < 0 && !(errno == ETIMEDOUT && waiting_first)) return -1;
+        if (r < 0 && errno == ETIMEDOUT && waiting_first) {
+            if (t != UINT64_MAX) return kIdle;
+            continue;  // no idle deadline: a stray expiry of the stream's own
+        }
+        if (r < 0) return -1;
     }
     return 0;
 }
 
-int FrameReader::read_header(Header* h, uint64_t frame_timeout) {
-    if (buffered() == 0) m_begin = m_end = 0;
-    int r = fill(sizeof(Header), Timeout(frame_timeout), buffered() == 0);
-    if (r == kClosed) return 0;
+int FrameReader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_timeout) {
+    if (buffered() == 0) {
+        m_begin = m_end = 0;
+        int r = fill(1, Timeout(idle_timeout), true);
+        if (r == kClosed) return 0;
+        if (r == kIdle) return errno = ETIMEDOUT, 0;
+        if (r < 0) return -1;
+    }
+    // The frame has begun: its deadline counts from now, however long the
+    // connection was idle before.
+    int r = fill(sizeof(Header), Timeout(frame_timeout), false);
     if (r < 0) return -1;
     memcpy(h, m_buf + m_begin, sizeof(Header));
     m_begin += sizeof(Header);

@@ -1,7 +1,8 @@
 // Reads RPC frames from a stream through a read-ahead buffer, so that small
 // frames arriving together cost one read. Waiting for a frame's first byte
-// has no deadline (idle connections stay open); once a frame has begun, the
-// rest of it must arrive within the frame timeout.
+// is bounded by the idle timeout (none on a stub, the skeleton's on a
+// server); once a frame has begun, the rest of it must arrive within the
+// frame timeout, counted from its first byte.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,8 @@ namespace photon {
 namespace rpc {
 
 constexpr uint64_t DEFAULT_FRAME_TIMEOUT = 30ull * 1000 * 1000;
+// A server connection silent between frames this long is closed.
+constexpr uint64_t DEFAULT_IDLE_TIMEOUT = 300ull * 1000 * 1000;
 
 class FrameReader {
 public:
@@ -25,10 +28,12 @@ public:
     FrameReader(const FrameReader&) = delete;
     FrameReader& operator=(const FrameReader&) = delete;
 
-    // Reads the next header: 1, 0 if the peer closed between frames, -1 with
-    // errno (ECONNRESET: closed mid-frame; ETIMEDOUT: the frame stalled;
-    // EINTR: interrupted; ENOMEM) otherwise. Checks nothing in it.
-    int read_header(Header* h, uint64_t frame_timeout);
+    // Reads the next header: 1; 0 if the peer closed between frames, or sent
+    // nothing for idle_timeout (then errno is ETIMEDOUT); -1 with errno
+    // (ECONNRESET: closed mid-frame; ETIMEDOUT: the frame stalled, its
+    // header not whole within frame_timeout of its first byte; EINTR:
+    // interrupted; ENOMEM) otherwise. Checks nothing in it.
+    int read_header(Header* h, uint64_t frame_timeout, uint64_t idle_timeout = UINT64_MAX);
     // Reads the next n bytes into dst's buffers (dst holds at least n); 0 or -1.
     int read_body(iovector* dst, size_t n, Timeout deadline);
     // Reads and drops the next n bytes; 0 or -1.
@@ -39,7 +44,9 @@ public:
 
 private:
     size_t buffered() const { return m_end - m_begin; }
-    // Reads into the buffer until it holds n bytes (n <= capacity).
+    // Reads into the buffer until it holds n bytes (n <= capacity). idle:
+    // nothing is buffered and the frame has not begun (EOF and, with a
+    // finite deadline, its expiry are the ends between frames).
     int fill(size_t n, Timeout deadline, bool idle);
     ssize_t read_some(char* p, size_t n, uint64_t timeout);
 

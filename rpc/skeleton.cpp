@@ -62,6 +62,7 @@ public:
     void set_allocator(IOAlloc a) override { m_alloc = a; }
     void set_max_message_size(uint32_t n) override { m_max_size = n; }
     void set_frame_timeout(uint64_t us) override { m_frame_timeout = us; }
+    void set_idle_timeout(uint64_t us) override { m_idle_timeout = us; }
 
     int serve(IStream* stream) override;
     int shutdown(bool no_more_requests) override { return shutdown(no_more_requests, UINT64_MAX); }
@@ -86,6 +87,7 @@ private:
     bool m_running = true;
     uint32_t m_max_size = DEFAULT_MAX_MESSAGE_SIZE;
     uint64_t m_frame_timeout = DEFAULT_FRAME_TIMEOUT;
+    uint64_t m_idle_timeout = DEFAULT_IDLE_TIMEOUT;
 };
 
 Request::Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc)
@@ -140,8 +142,8 @@ int SkeletonImpl::serve(IStream* stream) {
 int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
     while (m_running && !c.broken) {
         Header h;
-        int r = rd.read_header(&h, m_frame_timeout);
-        if (r == 0) return 0;  // the peer closed between frames
+        int r = rd.read_header(&h, m_frame_timeout, m_idle_timeout);
+        if (r == 0) return 0;  // the peer closed, or was idle too long, between frames
         if (r < 0) {
             if (errno == EINTR && !m_running) return 0;  // shutdown
             LOG_EVERY_T(10, LOG_WARN("rpc server: reading a request failed ", ERRNO()));

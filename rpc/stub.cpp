@@ -26,6 +26,7 @@ public:
     int get_queue_count() override { return (int)m_calls.size(); }
     void set_max_message_size(uint32_t n) override { m_max_size = n; }
     void set_frame_timeout(uint64_t us) override { m_frame_timeout = us; }
+    bool broken() const { return m_broken; }
 
 protected:
     int do_call(FunctionID function, iovector* request, iovector* response,
@@ -202,6 +203,11 @@ int StubImpl::receive(const Header& h) {
 }
 
 }  // namespace
+
+bool stub_broken(Stub* s) {
+    auto impl = dynamic_cast<StubImpl*>(s);
+    return impl && impl->broken();
+}
 
 Stub* new_rpc_stub(IStream* stream, bool ownership) {
     if (!stream) return errno = EINVAL, nullptr;

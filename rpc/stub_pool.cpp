@@ -12,6 +12,9 @@
 
 namespace photon {
 namespace rpc {
+
+bool stub_broken(Stub* s);  // stub.cpp: its connection ended (e.g. a server's idle close)
+
 namespace {
 
 class StubPoolImpl : public StubPool {
@@ -66,6 +69,14 @@ Stub* StubPoolImpl::get(const net::EndPoint& ep, Make&& make) {
         auto it = m_map.find(ep);
         if (it == m_map.end()) break;
         auto& e = it->second;
+        if (e.stub && !e.doomed && e.refs <= 0 && stub_broken(e.stub)) {
+            // Unused and its connection gone (the server closed it idle):
+            // connect afresh rather than hand out a stub that fails at once.
+            delete e.stub;
+            m_map.erase(it);
+            m_changed.notify_all();
+            break;
+        }
         if (e.stub && !e.doomed) {
             e.refs++;
             return e.stub;

@@ -361,6 +361,57 @@ TEST_P(Rpc, StalledFrameIsCutByTheFrameTimeout) {
     EXPECT_EQ(ETIMEDOUT, errno);
 }
 
+TEST_P(Rpc, IdleConnectionIsClosedAfterTheIdleTimeout) {
+    sk->set_idle_timeout(200 * 1000);
+    std::unique_ptr<ISocketStream> idle(raw());  // reads time out after 5 s
+    EXPECT_TRUE(server_closes_after(idle.get(), nullptr, 0));
+    // A connection that keeps calling is not idle.
+    auto s = connect_stub();
+    ASSERT_NE(nullptr, s);
+    std::string out;
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_GT(echo(s, "busy", &out), 0);
+        thread_usleep(50 * 1000);
+    }
+}
+
+TEST_P(Rpc, FrameDeadlineCountsFromItsFirstByte) {
+    // Idle longer than the frame timeout, then a header in two parts: the
+    // frame's deadline starts with its first byte (it used to start when the
+    // wait for it began, so such a frame was cut at once).
+    sk->set_frame_timeout(500 * 1000);
+    std::unique_ptr<ISocketStream> r(raw());
+    rpc::Header h;
+    h.size = 0;  // does not decode: answered with an error reply
+    h.function = rpc::FunctionID(Echo::IID, Echo::FID);
+    h.tag = 7;
+    thread_usleep(700 * 1000);
+    ASSERT_EQ(20, r->write(&h, 20));
+    thread_usleep(20 * 1000);
+    ASSERT_EQ((ssize_t)sizeof(h) - 20, r->write((char*)&h + 20, sizeof(h) - 20));
+    rpc::Header reply;
+    ASSERT_EQ((ssize_t)sizeof(reply), r->read(&reply, sizeof(reply)));
+    EXPECT_EQ(7u, reply.tag);
+    EXPECT_EQ((uint64_t)EINVAL, reply.reserved & 0xffffffff);
+}
+
+TEST_P(Rpc, StubPoolReconnectsAfterTheServerClosedAnIdleStub) {
+    sk->set_idle_timeout(200 * 1000);
+    std::unique_ptr<rpc::StubPool> pool(rpc::new_stub_pool(60 * 1000 * 1000, 1000 * 1000));
+    ASSERT_TRUE(pool);
+    auto a = pool->get_stub(ep, false);
+    ASSERT_NE(nullptr, a);
+    std::string out;
+    EXPECT_GT(echo(a, "before", &out), 0);
+    EXPECT_EQ(0, pool->put_stub(ep, false));
+    thread_usleep(600 * 1000);  // the server closed it; the pool has not expired it
+    auto b = pool->get_stub(ep, false);
+    ASSERT_NE(nullptr, b);
+    EXPECT_GT(echo(b, "after", &out), 0);
+    EXPECT_EQ("after", out);
+    EXPECT_EQ(0, pool->put_stub(ep, false));
+}
+
 // A fake server: answers each request first with a frame of a tag nobody
 // waits for, then with the right one.
 int two_replies(void*, ISocketStream* s) {

@@ -18,7 +18,8 @@
 // connection); a frame whose header or body stalls is cut after the frame
 // timeout; sizes past the configured limit (64 MiB by default) close the
 // connection; shutdown(no_more_requests, timeout) bounds the wait for running
-// calls; set_max_message_size and set_frame_timeout on both ends.
+// calls; set_max_message_size and set_frame_timeout on both ends; a server
+// closes connections idle between frames for set_idle_timeout (300 s).
 #pragma once
 
 #include <cassert>
@@ -177,6 +178,9 @@ public:
     }
     virtual void set_max_message_size(uint32_t) {}
     virtual void set_frame_timeout(uint64_t) {}
+    // Ours: a connection that sends no byte of a new frame for this long (us;
+    // -1: no limit) is closed, as if its peer had: 300 s by default.
+    virtual void set_idle_timeout(uint64_t) {}
 
     template <class ServerClass>
     int register_service(ServerClass* obj) {

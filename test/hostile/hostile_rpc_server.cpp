@@ -1,0 +1,115 @@
+// hostile_rpc_server: the RPC server (a Skeleton on a TCP server) that
+// test/hostile/hostile_rpc.py attacks. Short deadlines so that every stall is
+// cut quickly: 1 s frame timeout, 2 s idle timeout, 1 MiB message limit.
+// One operation, Sum (interface 0x4057, method 1): its request is a buffer,
+// its reply the buffer's length and the sum of its bytes; the wire layout is
+// spelled out in hostile_rpc.py.
+//
+//   hostile_rpc_server PORT        (PORT 0: any)
+//
+// Prints "listening PORT", serves until SIGTERM or SIGINT, shuts the skeleton
+// down (at most 5 s for running calls), prints "fds N" (its open
+// descriptors, for a leak check) and exits 0.
+#include <dirent.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include <photon/common/alog.h>
+#include <photon/net/socket.h>
+#include <photon/photon.h>
+#include <photon/rpc/rpc.h>
+#include <photon/thread/thread.h>
+
+namespace {
+
+namespace rpc = photon::rpc;
+using namespace photon::net;
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+constexpr uint64_t kMs = 1000;
+
+struct Sum {
+    const static uint32_t IID = 0x4057;
+    const static uint32_t FID = 1;
+    struct Request : rpc::Message {
+        rpc::buffer data;
+        PROCESS_FIELDS(data);
+    };
+    struct Response : rpc::Message {
+        uint64_t length = 0;
+        uint64_t sum = 0;
+    };
+};
+static_assert(sizeof(Sum::Request) == 16, "hostile_rpc.py sends 16 bytes of struct");
+static_assert(sizeof(Sum::Response) == 16, "hostile_rpc.py reads 16 bytes of reply");
+
+struct Service {
+    int do_rpc_service(Sum::Request* req, Sum::Response* resp, IOVector*, IStream*) {
+        auto p = (const unsigned char*)req->data.addr();
+        resp->length = req->data.size();
+        for (size_t i = 0; i < req->data.size(); i++) resp->sum += p[i];
+        return 0;
+    }
+};
+
+int count_fds() {
+    DIR* d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    int n = 0;
+    while (auto e = readdir(d))
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n - 1;  // the directory's own descriptor
+}
+
+int serve(uint16_t port) {
+    Service service;
+    std::unique_ptr<rpc::Skeleton> sk(rpc::new_skeleton());
+    if (!sk) return perror("hostile_rpc_server: skeleton"), -1;
+    sk->register_service<Sum>(&service);
+    sk->set_frame_timeout(1000 * kMs);
+    sk->set_idle_timeout(2000 * kMs);
+    sk->set_max_message_size(1 << 20);
+    std::unique_ptr<ISocketServer> server(new_tcp_socket_server());
+    if (!server) return perror("hostile_rpc_server: tcp server"), -1;
+    if (server->bind_v4localhost(port) < 0 || server->listen(1024) < 0)
+        return perror("hostile_rpc_server: bind/listen"), -1;
+    server->set_handler(
+        {sk.get(), [](void* sk, ISocketStream* s) { return ((rpc::Skeleton*)sk)->serve(s); }});
+    if (server->start_loop(false) < 0) return perror("hostile_rpc_server: start_loop"), -1;
+    printf("listening %u\n", (unsigned)server->getsockname().port);
+    fflush(stdout);
+
+    while (!g_stop.load(std::memory_order_relaxed)) photon::thread_usleep(50 * kMs);
+    server->terminate();
+    if (sk->shutdown(true, 5'000 * kMs) < 0) perror("hostile_rpc_server: shutdown");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2 || strspn(argv[1], "0123456789") != strlen(argv[1])) {
+        fprintf(stderr, "usage: %s PORT\n", argv[0]);
+        return 2;
+    }
+    set_log_output(log_output_stderr);  // stdout carries "listening" and "fds" only
+    signal(SIGTERM, &on_signal);
+    signal(SIGINT, &on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    if (photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE) < 0)
+        return perror("hostile_rpc_server: photon::init"), 1;
+    int r = serve((uint16_t)atoi(argv[1]));
+    printf("fds %d\n", count_fds());
+    fflush(stdout);
+    photon::fini();
+    return r < 0 ? 1 : 0;
+}
