@@ -42,6 +42,7 @@ public:
         return 0;
     }
     uint64_t handshake_timeout() const { return handshake_timeout_; }
+    int set_session_cache_size(size_t entries) override;
 
     SSL_CTX* ssl_ctx() const { return ctx_; }
     // SSL_VERIFY_* bits for a new stream of `role` (see set_verify_mode).

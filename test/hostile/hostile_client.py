@@ -416,6 +416,45 @@ def tls_half_client_hello():
     wait_closed(s)
 
 
+def tls_fetch_twice(version, tickets):
+    """Two connections, the second offering the first's session: (session, reused)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.minimum_version = ctx.maximum_version = version
+    if not tickets:
+        ctx.options |= ssl.OP_NO_TICKET
+    s = ctx.wrap_socket(raw_connect(), server_hostname="localhost")
+    s.sendall(GET_TEXT)
+    status, _, _ = read_response(s)  # a TLS 1.3 ticket comes after the handshake
+    session = s.session
+    try:
+        s.unwrap()  # close_notify both ways: OpenSSL drops a session ended without one
+    except (OSError, ssl.SSLError):
+        pass
+    s.close()
+    assert status == 200 and session is not None, "%s: no session" % version.name
+    s = ctx.wrap_socket(raw_connect(), server_hostname="localhost", session=session)
+    s.sendall(GET_TEXT)
+    status, _, _ = read_response(s)
+    reused = s.session_reused
+    s.close()
+    assert status == 200, "%s: second request answered %d" % (version.name, status)
+    return session, reused
+
+
+@case("tls")
+def tls_session_resumption():
+    """TLS 1.3 and 1.2: the ticket of one connection resumes the session on the next; a TLS 1.2
+    client without tickets does not resume (the server keeps no session cache by default)"""
+    for version in (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2):
+        session, reused = tls_fetch_twice(version, True)
+        assert session.has_ticket, "%s: the server issued no ticket" % version.name
+        assert reused, "%s: the session was not resumed" % version.name
+    _, reused = tls_fetch_twice(ssl.TLSVersion.TLSv1_2, False)
+    assert not reused, "TLS 1.2 without tickets resumed: the server caches sessions"
+
+
 # ---------------------------------------------------------------- runner
 
 # Cases that fail because of a library bug not fixed yet: name -> note.

@@ -77,6 +77,12 @@ public:
     // the stream's creation, or it fails with ETIMEDOUT (default 30 s, the
     // HTTP server's header_timeout; -1: only the stream's timeout bounds it).
     virtual int set_handshake_timeout(uint64_t /*us*/) { return errno = ENOSYS, -1; }
+    // Server: keep up to `entries` sessions in memory so that clients that
+    // do not take session tickets can resume by session ID (OpenSSL's
+    // server-side session cache, whose own default is 20,480, about 1.1 KiB
+    // each). The default, 0, keeps none, as nginx does: resumption with
+    // tickets (TLS 1.2 and 1.3) needs no cache and works either way.
+    virtual int set_session_cache_size(size_t /*entries*/) { return errno = ENOSYS, -1; }
 };
 
 // A context with an optional PEM certificate and key (encrypted keys need the
