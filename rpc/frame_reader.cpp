@@ -78,8 +78,9 @@ int FrameReader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_ti
         if (r < 0) return -1;
     }
     // The frame has begun: its deadline counts from now, however long the
-    // connection was idle before.
-    int r = fill(sizeof(Header), Timeout(frame_timeout), false);
+    // connection was idle before, and covers its body too.
+    m_frame_deadline = Timeout(frame_timeout);
+    int r = fill(sizeof(Header), m_frame_deadline, false);
     if (r < 0) return -1;
     memcpy(h, m_buf + m_begin, sizeof(Header));
     m_begin += sizeof(Header);

@@ -39,6 +39,10 @@ public:
     // Reads and drops the next n bytes; 0 or -1.
     int skip(size_t n, Timeout deadline);
 
+    // The deadline of the frame whose header read_header returned last: the
+    // frame timeout from its first byte. For its read_body or skip.
+    Timeout frame_deadline() const { return m_frame_deadline; }
+
     IStream* stream() const { return m_stream; }
     void set_stream(IStream* s);
 
@@ -54,6 +58,7 @@ private:
     net::ISocketStream* m_sock;  // the same stream, when it can read "some"
     char* m_buf = nullptr;
     size_t m_begin = 0, m_end = 0;
+    Timeout m_frame_deadline;
 };
 
 }  // namespace rpc

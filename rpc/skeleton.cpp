@@ -164,7 +164,7 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
 }
 
 int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
-    Timeout deadline(m_frame_timeout);
+    Timeout deadline = rd.frame_deadline();
     auto it = m_funcs.find(h.function.function);
     auto req = new (std::nothrow) Request(this, &c, m_alloc);
     if (!req) return errno = ENOMEM, -1;

@@ -178,7 +178,7 @@ void StubImpl::reader_loop() {
 }
 
 int StubImpl::receive(const Header& h) {
-    Timeout deadline(m_frame_timeout);
+    Timeout deadline = m_reader.frame_deadline();
     auto it = m_calls.find(h.tag);
     if (it == m_calls.end()) return m_reader.skip(h.size, deadline);  // late or unknown
     Call* c = it->second;
