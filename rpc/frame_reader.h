@@ -20,6 +20,8 @@ namespace rpc {
 constexpr uint64_t DEFAULT_FRAME_TIMEOUT = 30ull * 1000 * 1000;
 // A server connection silent between frames this long is closed.
 constexpr uint64_t DEFAULT_IDLE_TIMEOUT = 300ull * 1000 * 1000;
+// Requests of one server connection running at once, at most.
+constexpr uint32_t DEFAULT_MAX_INFLIGHT = 1024;
 
 class FrameReader {
 public:

@@ -25,6 +25,7 @@ struct Conn {
     FrameWriter writer;
     int inflight = 0;
     condition_variable idle;  // inflight reached 0
+    condition_variable room;  // inflight fell below the skeleton's cap
     bool broken = false;
 };
 
@@ -63,6 +64,7 @@ public:
     void set_max_message_size(uint32_t n) override { m_max_size = n; }
     void set_frame_timeout(uint64_t us) override { m_frame_timeout = us; }
     void set_idle_timeout(uint64_t us) override { m_idle_timeout = us; }
+    void set_max_inflight(uint32_t n) override { m_max_inflight = n ? n : 1; }
 
     int serve(IStream* stream) override;
     int shutdown(bool no_more_requests) override { return shutdown(no_more_requests, UINT64_MAX); }
@@ -70,6 +72,7 @@ public:
     int shutdown_no_wait() override;
 
     static void* run(void* arg);
+    uint64_t frame_timeout() const { return m_frame_timeout; }
 
 private:
     int serve_frames(Conn& c, FrameReader& rd);
@@ -88,6 +91,7 @@ private:
     uint32_t m_max_size = DEFAULT_MAX_MESSAGE_SIZE;
     uint64_t m_frame_timeout = DEFAULT_FRAME_TIMEOUT;
     uint64_t m_idle_timeout = DEFAULT_IDLE_TIMEOUT;
+    uint32_t m_max_inflight = DEFAULT_MAX_INFLIGHT;
 };
 
 Request::Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc)
@@ -116,10 +120,18 @@ int Request::write_frame(Header& h, iovector* payload) {
     h.function = header.function;
     h.tag = header.tag;
     if (conn->broken) return errno = ECONNRESET, -1;
-    if (conn->writer.write(conn->stream, &h, payload, UINT64_MAX, conn->inflight > 1) == 0)
+    // A reply must be written within the frame timeout: a client that does
+    // not read its replies is cut, not waited for.
+    if (conn->writer.write(conn->stream, &h, payload, sk->frame_timeout(), conn->inflight > 1) == 0)
         return 0;
-    conn->broken = true;
-    return -1;
+    int e = errno;
+    if (!conn->broken) {
+        conn->broken = true;
+        // Its caller would wait for this reply forever: end the connection
+        // (which also wakes serve()'s read).
+        conn->stream->shutdown(ShutdownHow::ReadWrite);
+    }
+    return errno = e, -1;
 }
 
 int SkeletonImpl::serve(IStream* stream) {
@@ -141,6 +153,11 @@ int SkeletonImpl::serve(IStream* stream) {
 
 int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
     while (m_running && !c.broken) {
+        // Back-pressure: at most m_max_inflight requests of a connection run
+        // at once; the next frame waits in the socket (and the client's).
+        while (c.inflight >= (int)m_max_inflight && m_running && !c.broken)
+            if (c.room.wait_no_lock() < 0 && errno == EINTR && !m_running) return 0;
+        if (!m_running || c.broken) break;
         Header h;
         int r = rd.read_header(&h, m_frame_timeout, m_idle_timeout);
         if (r == 0) return 0;  // the peer closed, or was idle too long, between frames
@@ -208,7 +225,8 @@ void* SkeletonImpl::run(void* arg) {
     if (!req->replied) req->send_error(r < 0 && errno ? errno : EIO);
     sk->m_requests.erase(req);
     delete req;
-    if (--c.inflight == 0) c.idle.notify_all();
+    if (c.inflight-- == (int)sk->m_max_inflight) c.room.notify_one();
+    if (c.inflight == 0) c.idle.notify_all();
     return nullptr;
 }
 

@@ -280,6 +280,34 @@ def pipelined_calls():
 
 
 @case
+def calls_without_reading_replies():
+    """calls sent without pause while no reply is read: the server stops reading at its
+    in-flight cap, cuts the connection when a reply cannot be written within the frame timeout
+    (within 10 s), and its RSS grows by less than 64 MiB"""
+    _, rss0 = server_usage()
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect((HOST, PORT))
+    batch = b"".join(sum_frame(b"z" * 1000, i) for i in range(64))
+    t0 = time.monotonic()
+    cut = False
+    s.settimeout(0.5)
+    peak = rss0
+    while time.monotonic() - t0 < BOUND:
+        try:
+            s.sendall(batch)
+        except socket.timeout:
+            pass  # the server is not reading: its cap, or our unread replies
+        except (ConnectionError, BrokenPipeError):
+            cut = True
+            break
+        peak = max(peak, server_usage()[1])
+    s.close()
+    assert cut, "still open after %.0f s" % BOUND
+    assert peak - rss0 < 64 * 1024, "RSS grew %d KiB" % (peak - rss0)
+
+
+@case
 def idle_then_split_header():
     """a connection idle 1.3 s (more than the frame timeout, less than the idle timeout) whose
     next header arrives in two parts 0.2 s apart: answered (the frame's deadline counts from

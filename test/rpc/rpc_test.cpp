@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -393,6 +394,54 @@ TEST_P(Rpc, FrameDeadlineCountsFromItsFirstByte) {
     ASSERT_EQ((ssize_t)sizeof(reply), r->read(&reply, sizeof(reply)));
     EXPECT_EQ(7u, reply.tag);
     EXPECT_EQ((uint64_t)EINVAL, reply.reserved & 0xffffffff);
+}
+
+TEST_P(Rpc, MaxInflightBoundsTheRequestsOfAConnection) {
+    sk->set_max_inflight(4);
+    auto s = connect_stub();
+    ASSERT_NE(nullptr, s);
+    int ok = 0;
+    std::vector<join_handle*> ths;
+    for (int i = 0; i < 32; ++i)
+        ths.push_back(thread_enable_join(thread_create11([&] {
+            std::string out;
+            if (echo(s, "slow", &out, 20, 20 * 1000 * 1000) > 0 && out == "slow") ok++;
+        })));
+    for (auto th : ths) thread_join(th);
+    EXPECT_EQ(32, ok);              // the others waited, none failed
+    EXPECT_LE(svc.max_running, 4);  // never more than the cap at once
+    EXPECT_GE(svc.max_running, 2);  // but they did run side by side
+}
+
+TEST_P(Rpc, ClientThatNeverReadsItsRepliesIsCut) {
+    // Replies that cannot be written within the frame timeout end the
+    // connection; the server neither waits forever nor piles up requests.
+    sk->set_frame_timeout(300 * 1000);
+    std::unique_ptr<ISocketStream> r(raw());
+    int small = 4096;
+    r->setsockopt(SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    std::string text(4000, 'r');
+    Echo::Request req;
+    req.str = std::string_view(text);
+    rpc::SerializerIOV ser;
+    ser.serialize(req);
+    std::string frame(sizeof(rpc::Header), '\0');
+    for (auto& v : ser.iov) frame.append((const char*)v.iov_base, v.iov_len);
+    rpc::Header h;
+    h.size = (uint32_t)(frame.size() - sizeof(h));
+    h.function = rpc::FunctionID(Echo::IID, Echo::FID);
+    h.tag = 1;
+    memcpy(&frame[0], &h, sizeof(h));
+    r->timeout(500 * 1000);
+    bool cut = false;
+    Timeout bound(20 * 1000 * 1000);
+    while (!cut && !bound.expired()) {
+        ssize_t n = r->write(frame.data(), frame.size());
+        if (n < 0 && errno != ETIMEDOUT) cut = true;  // EPIPE / ECONNRESET
+    }
+    EXPECT_TRUE(cut);
+    std::string out;
+    EXPECT_GT(echo(connect_stub(), "unharmed", &out), 0);
 }
 
 TEST_P(Rpc, StubPoolReconnectsAfterTheServerClosedAnIdleStub) {

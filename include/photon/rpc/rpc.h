@@ -19,7 +19,9 @@
 // timeout; sizes past the configured limit (64 MiB by default) close the
 // connection; shutdown(no_more_requests, timeout) bounds the wait for running
 // calls; set_max_message_size and set_frame_timeout on both ends; a server
-// closes connections idle between frames for set_idle_timeout (300 s).
+// closes connections idle between frames for set_idle_timeout (300 s), cuts
+// one whose reply cannot be written within the frame timeout, and runs at
+// most set_max_inflight (1024) requests of a connection at once.
 #pragma once
 
 #include <cassert>
@@ -181,6 +183,9 @@ public:
     // Ours: a connection that sends no byte of a new frame for this long (us;
     // -1: no limit) is closed, as if its peer had: 300 s by default.
     virtual void set_idle_timeout(uint64_t) {}
+    // Ours: at most this many requests of one connection run at once (1024
+    // by default); further frames wait unread until one has replied.
+    virtual void set_max_inflight(uint32_t) {}
 
     template <class ServerClass>
     int register_service(ServerClass* obj) {
