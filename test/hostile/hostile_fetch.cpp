@@ -222,6 +222,29 @@ bool cl_over_int64(Env& env, std::string* why) {
     return expect_failure(env, "/cl-over-int64", EPROTO, why);
 }
 
+bool two_lengths(Env& env, std::string* why) {
+    // Content-Length: 5 and Content-Length: 6: EPROTO (RFC 9112 6.3).
+    return expect_failure(env, "/two-lengths", EPROTO, why);
+}
+
+bool cl_and_te(Env& env, std::string* why) {
+    // Content-Length with Transfer-Encoding: chunked: EPROTO (RFC 9112 6.1
+    // lets a recipient treat it as an error; we do).
+    return expect_failure(env, "/cl-and-te", EPROTO, why);
+}
+
+bool no_content_body(Env& env, std::string* why) {
+    // A 204 followed by bytes: the 204 has no body (read gives 0); the
+    // bytes are never taken for the answer to a later request.
+    Fetch f = get(env, "/no-content-body");
+    CHECK(f.rc == 0 && f.op->status_code == 204, "call() = %d %s, status %d", f.rc,
+          err_name(f.err).c_str(), f.op->status_code);
+    Body b = read_body(f.op.get());
+    CHECK(b.data.empty() && b.last == 0, "body '%s', last read %zd %s", b.data.c_str(), b.last,
+          err_name(b.err).c_str());
+    return true;
+}
+
 bool chunk_overflow(Env& env, std::string* why) {
     // Chunk size ffffffffffffffffff (above 2^64): the head is fine, the body
     // read fails with EPROTO and returns no byte.
@@ -394,6 +417,10 @@ const Case kCases[] = {
      short_body},
     {"cl_overflow", "Content-Length above 2^64: -1 EPROTO", false, cl_overflow},
     {"cl_over_int64", "Content-Length above INT64_MAX: -1 EPROTO", false, cl_over_int64},
+    {"two_lengths", "two Content-Length fields that disagree: -1 EPROTO", false, two_lengths},
+    {"cl_and_te", "Content-Length with chunked: -1 EPROTO", false, cl_and_te},
+    {"no_content_body", "a 204 followed by bytes: no body, bytes never a later answer", false,
+     no_content_body},
     {"chunk_overflow", "chunk size above 2^64: head ok, body read -1 EPROTO", false,
      chunk_overflow},
     {"long_header", "a 1 MB header line: -1 EPROTO", false, long_header},

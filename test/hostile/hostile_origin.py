@@ -192,6 +192,32 @@ def cl_over_int64(s, method, fields, rest):
     hold(s)
 
 
+@path("/two-lengths")
+def two_lengths(s, method, fields, rest):
+    """Two Content-Length fields that disagree (a response-splitting shape)."""
+    send_all(s, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!")
+    hold(s, 5.0)
+
+
+@path("/cl-and-te")
+def cl_and_te(s, method, fields, rest):
+    """Content-Length and Transfer-Encoding: chunked together."""
+    send_all(
+        s,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3\r\nabc\r\n0\r\n\r\n",
+    )
+    hold(s, 5.0)
+
+
+@path("/no-content-body")
+def no_content_body(s, method, fields, rest):
+    """A 204 followed by body bytes it may not have; keeps serving."""
+    rest = read_body(s, fields, rest)
+    ok = send_all(s, head("204 No Content") + b"this is no body\n")
+    return rest if ok else None
+
+
 @path("/chunk-overflow")
 def chunk_overflow(s, method, fields, rest):
     send_all(s, head("200 OK", "Transfer-Encoding: chunked") + b"ffffffffffffffffff\r\nabc\r\n")
