@@ -245,12 +245,10 @@ int TLSSocketStream::fatal(int ssl_ret, const char* op) {
               "): " + (reasons.empty() ? "no OpenSSL reason" : reasons);
         err_ = EPROTO;
     }
-    // Any peer can fail a server's handshake at will: like the HTTP parser's
-    // rejections, log that rarely, at WARN, or it floods the log.
-    if (role_ == SecurityRole::Server && !handshaken_)
-        LOG_EVERY_T(10, LOG_WARN("TLS ", op, ": ", why.c_str()));
-    else
-        LOG_ERROR("TLS ", op, ": ", why.c_str());
+    // The peer causes each of these at will (a server's bad handshake, an
+    // origin's cut response): like the HTTP parser's rejections, log them
+    // rarely, at WARN, or any peer floods the log.
+    LOG_EVERY_T(10, LOG_WARN("TLS ", op, ": ", why.c_str()));
     errno = err_;
     return -1;
 }
