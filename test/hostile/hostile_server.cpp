@@ -12,6 +12,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -127,8 +128,16 @@ int main(int argc, char** argv) {
     signal(SIGTERM, &on_signal);
     signal(SIGINT, &on_signal);
     signal(SIGPIPE, SIG_IGN);
-    if (photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE) < 0)
-        return perror("hostile_server: photon::init"), 1;
+    // HOSTILE_ENGINE=epoll|iouring picks the event engine (default: photon's).
+    const char* engine = getenv("HOSTILE_ENGINE");
+    uint64_t ev = photon::INIT_EVENT_DEFAULT;
+    if (engine && strcmp(engine, "epoll") == 0) ev = photon::INIT_EVENT_EPOLL;
+    if (engine && strcmp(engine, "iouring") == 0) ev = photon::INIT_EVENT_IOURING;
+    if (photon::init(ev, photon::INIT_IO_NONE) < 0) {
+        if (ev != photon::INIT_EVENT_IOURING) return perror("hostile_server: photon::init"), 1;
+        printf("io_uring not available: %s\n", strerror(errno));
+        return 77;
+    }
     int r = serve((uint16_t)atoi(argv[1]), argc == 4 ? argv[2] : nullptr,
                   argc == 4 ? argv[3] : nullptr);
     printf("fds %d\n", count_fds());
