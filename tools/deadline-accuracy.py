@@ -3,11 +3,12 @@
 set time and at most 50 ms, on an idle server and under a drip).
 
     tools/deadline-accuracy.py BUILD_DIR [--deadlines 200,1000,3000]
-        [--trials 5] [--engines epoll,io_uring] [--cases a,b,...]
+        [--trials 5] [--engines epoll,iouring] [--cases a,b,...]
 
 BUILD_DIR holds test/hostile_server and test/deadline_client (targets
 hostile_server and deadline_client). For each engine and each deadline D the
-script starts hostile_server with every deadline set to D (-d), plain and
+script starts hostile_server with every deadline set to D (-d) on the engine
+(HOSTILE_ENGINE), plain and
 HTTPS (a throw-away certificate from the openssl CLI), and measures from the
 client's side, TRIALS connections at a time:
 
@@ -59,11 +60,12 @@ def now():
 
 class Server:
     def __init__(self, binary, engine, deadline_ms, cert=None, key=None):
-        args = [binary, "-e", engine, "-d", str(deadline_ms), "0"]
+        args = [binary, "-d", str(deadline_ms), "0"]
         if cert:
             args += [cert, key]
+        env = dict(os.environ, HOSTILE_ENGINE=engine)
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
+                                     text=True, env=env)
         line = self.proc.stdout.readline().split()
         if len(line) != 2 or line[0] != "listening":
             raise RuntimeError("server did not start: %r" % line)
@@ -346,7 +348,7 @@ def main():
     ap.add_argument("build_dir")
     ap.add_argument("--deadlines", default="200,1000,3000", help="ms, comma-separated")
     ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--engines", default="epoll,io_uring")
+    ap.add_argument("--engines", default="epoll,iouring")
     ap.add_argument("--cases", default=",".join(ALL_CASES))
     a = ap.parse_args()
     server_bin = os.path.join(a.build_dir, "test", "hostile_server")

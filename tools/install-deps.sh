@@ -5,8 +5,10 @@
 #   missing packages. As another user: prints what is missing (and the command to install it)
 #   and carries on. Not Debian (no dpkg-query/apt-get): says so and carries on.
 #
-# Usage: tools/install-deps.sh [--check]
-#   --check   only report; exit 1 if anything is missing
+# Usage: tools/install-deps.sh [--check] [--aarch64]
+#   --check     only report; exit 1 if anything is missing
+#   --aarch64   instead: the cross compiler and qemu-user that tools/test-aarch64.sh needs
+#               (CI's aarch64 phase); strict: exits 1 if they are missing and cannot be installed
 # Environment: PHOTON_SKIP_DEPS=1 skips this script entirely.
 #
 # The optional libraries (liburing, libaio, OpenSSL, libcurl, fuse3) are not required to build:
@@ -25,12 +27,18 @@ packages=(
 peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb)
 packages+=("${peers[@]}")
 
-check_only=0
-case "${1:-}" in
-    --check) check_only=1 ;;
-    "") ;;
-    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
-esac
+check_only=0 strict=0
+for arg in "$@"; do
+    case "$arg" in
+        --check) check_only=1 ;;
+        --aarch64)
+            packages=(g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+            peers=()
+            strict=1
+            ;;
+        *) echo "usage: $0 [--check] [--aarch64]" >&2; exit 2 ;;
+    esac
+done
 
 if [ "${PHOTON_SKIP_DEPS:-0}" = 1 ]; then
     echo "install-deps: PHOTON_SKIP_DEPS=1, skipped"
@@ -62,7 +70,7 @@ fi
 if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: not root, continuing without them; to install:"
     echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}"
-    exit 0
+    exit "$strict"
 fi
 
 export DEBIAN_FRONTEND=noninteractive
@@ -74,6 +82,9 @@ apt_install() {
     [ "$#" -gt 0 ] || return 0
     if apt-get install -y --no-install-recommends "$@" </dev/null; then
         echo "install-deps: installed $*"
+    elif [ "$strict" = 1 ]; then
+        echo "install-deps: ERROR: apt-get install failed: $*" >&2
+        exit 1
     else
         # No network or no mirror: carry on with what is there. A missing required tool or
         # library fails at configure time; a missing optional library switches its part off.
@@ -83,6 +94,9 @@ apt_install() {
 if apt-get update </dev/null; then
     apt_install "${core_missing[@]}"
     apt_install "${peers_missing[@]}"
+elif [ "$strict" = 1 ]; then
+    echo "install-deps: ERROR: apt-get update failed; cannot install: ${missing[*]}" >&2
+    exit 1
 else
     echo "install-deps: WARNING: apt-get update failed; continuing without: ${missing[*]}" >&2
 fi

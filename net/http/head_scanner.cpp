@@ -1,7 +1,7 @@
 // HeadScanner: where a head ends, with line-end and size checks done while
 // the bytes arrive, so an oversized or malformed head fails before it is
 // complete.
-#include <photon/net/http/parser.h>
+#include "head_scanner.h"
 
 namespace photon {
 namespace net {

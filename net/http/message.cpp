@@ -8,6 +8,8 @@
 #include <photon/net/http/message.h>
 #include <photon/net/socket.h>
 
+#include "head_scanner.h"
+
 namespace photon {
 namespace net {
 namespace http {

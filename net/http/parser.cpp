@@ -5,6 +5,8 @@
 #include <photon/net/http/parser.h>
 #include <photon/net/http/url.h>
 
+#include "rfc9110.h"
+
 namespace photon {
 namespace net {
 namespace http {
@@ -14,12 +16,6 @@ namespace {
 using PE = ParseError;
 
 bool is_ows(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim_ows(std::string_view s) {
-    while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
-    return s;
-}
 
 // Splits off the next CRLF-terminated line (HeadScanner vouched for CRLFs).
 std::string_view next_line(std::string_view* rest) {

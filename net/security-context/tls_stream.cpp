@@ -109,7 +109,7 @@ TLSSocketStream::~TLSSocketStream() {
 
 size_t TLSSocketStream::send_direct(const char* data, size_t n) {
     // Handshake flights stay in out_ and leave in one send.
-    if (!kernel_base_ || !handshaken_ || flushing_ || !out_.empty() || err_) return 0;
+    if (!kernel_base_ || !handshaken_ || flushing_ || !out_.empty() || err_ || send_err_) return 0;
     ssize_t r = kernel_base_->send_now(data, n);
     return r < 0 ? 0 : (size_t)r;  // errors: send_now keeps them for flush_output
 }
@@ -206,16 +206,18 @@ int TLSSocketStream::flush_output(Timeout& t, bool must) {
     DEFER(write_lock_.unlock());
     flushing_ = true;
     DEFER(flushing_ = false);
-    while (!out_.empty() && !err_) {
+    while (!out_.empty() && !err_ && !send_err_) {
         sending_.clear();
         sending_.swap(out_);
         ssize_t r =
             with_deadline(t, [&] { return base_->write(sending_.data(), sending_.size()); });
-        // Part of a record may be gone: the session cannot go on.
-        if (r != (ssize_t)sending_.size()) err_ = r < 0 ? errno : EPIPE;
+        // Part of a record may be gone: nothing more can be sent. What the
+        // peer sent can still be read (an answer it sent before it closed).
+        if (r != (ssize_t)sending_.size()) send_err_ = r < 0 ? errno : EPIPE;
     }
-    if (err_) errno = err_;
-    return err_ ? -1 : 0;
+    int e = err_ ? err_ : send_err_;
+    if (e) errno = e;
+    return e ? -1 : 0;
 }
 
 // Maps a failed SSL call to errno, logs it (the first failure only) and
@@ -243,28 +245,26 @@ int TLSSocketStream::fatal(int ssl_ret, const char* op) {
               "): " + (reasons.empty() ? "no OpenSSL reason" : reasons);
         err_ = EPROTO;
     }
-    // Any peer can fail a server's handshake at will: like the HTTP parser's
-    // rejections, log that rarely, at WARN, or it floods the log.
-    if (role_ == SecurityRole::Server && !handshaken_)
-        LOG_EVERY_T(10, LOG_WARN("TLS ", op, ": ", why.c_str()));
-    else
-        LOG_ERROR("TLS ", op, ": ", why.c_str());
+    // The peer causes each of these at will (a server's bad handshake, an
+    // origin's cut response): like the HTTP parser's rejections, log them
+    // rarely, at WARN, or any peer floods the log.
+    LOG_EVERY_T(10, LOG_WARN("TLS ", op, ": ", why.c_str()));
     errno = err_;
     return -1;
 }
 
 int TLSSocketStream::handshake(Timeout t) {
     if (handshaken_) return 0;
-    if (err_) {
-        errno = err_;
+    if (err_ || send_err_) {
+        errno = err_ ? err_ : send_err_;
         return -1;
     }
     if (hs_deadline_ < t) t.expiration(hs_deadline_.expiration());
     if (hs_lock_.lock(t) < 0) return -1;
     DEFER(hs_lock_.unlock());
     while (!handshaken_) {
-        if (err_) {
-            errno = err_;
+        if (err_ || send_err_) {
+            errno = err_ ? err_ : send_err_;
             return -1;
         }
         ERR_clear_error();
@@ -322,8 +322,8 @@ ssize_t TLSSocketStream::ssl_read(void* buf, size_t n, Timeout& t, bool may_wait
 
 ssize_t TLSSocketStream::ssl_write(const void* buf, size_t n, Timeout& t) {
     if (handshake(t) < 0) return -1;
-    if (err_ || sent_close_notify_) {
-        errno = err_ ? err_ : EPIPE;
+    if (err_ || send_err_ || sent_close_notify_) {
+        errno = err_ ? err_ : send_err_ ? send_err_ : EPIPE;
         return -1;
     }
     size_t done = 0;
@@ -449,7 +449,7 @@ ssize_t TLSSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
 }
 
 void TLSSocketStream::send_close_notify() {
-    if (!handshaken_ || err_ || sent_close_notify_) return;
+    if (!handshaken_ || err_ || send_err_ || sent_close_notify_) return;
     sent_close_notify_ = true;
     Timeout t(timeout_);
     ERR_clear_error();

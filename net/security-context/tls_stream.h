@@ -102,7 +102,8 @@ private:
     bool got_close_notify_ = false;
     bool sent_close_notify_ = false;
     bool closed_ = false;
-    int err_ = 0;       // sticky: a TLS failure or a lost send
+    int err_ = 0;       // sticky: a TLS failure; reads and writes fail with it
+    int send_err_ = 0;  // sticky: a lost send; writes fail with it, reads go on
     int read_err_ = 0;  // cut a read short; the next read reports it
     int write_err_ = 0;
 };

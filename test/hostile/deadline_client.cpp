@@ -8,7 +8,7 @@
 // (an origin that sends its answer a byte at a time), so that the vCPU wakes
 // every few hundred milliseconds while the measured call waits.
 //
-//   deadline_client [-e epoll|io_uring] MS TRIALS URL [DRIP_URL]
+//   deadline_client [-e epoll|iouring] MS TRIALS URL [DRIP_URL]
 #include <time.h>
 #include <unistd.h>
 
@@ -54,12 +54,12 @@ int main(int argc, char** argv) {
     uint64_t engine = photon::INIT_EVENT_DEFAULT;
     if (argc >= 3 && !strcmp(argv[1], "-e")) {
         engine =
-            !strcmp(argv[2], "io_uring") ? photon::INIT_EVENT_IOURING : photon::INIT_EVENT_EPOLL;
+            !strcmp(argv[2], "iouring") ? photon::INIT_EVENT_IOURING : photon::INIT_EVENT_EPOLL;
         argc -= 2;
         argv += 2;
     }
     if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: %s [-e epoll|io_uring] MS TRIALS URL [DRIP_URL]\n", prog);
+        fprintf(stderr, "usage: %s [-e epoll|iouring] MS TRIALS URL [DRIP_URL]\n", prog);
         return 2;
     }
     uint64_t ms = strtoull(argv[1], nullptr, 10);

@@ -551,8 +551,10 @@ def main():
     srv = subprocess.Popen(server_cmd, stdout=subprocess.PIPE, stderr=log)
     line = srv.stdout.readline().decode()
     if not line.startswith("listening "):
+        if srv.wait(BOUND) == 77:  # its event engine is not available here
+            print("SKIP [%s] server: %s" % (mode, line.strip()))
+            return 77
         print("FAIL [%s] server did not start: %r" % (mode, line))
-        srv.kill()
         return 1
     PORT = int(line.split()[1])
     print("[%s] server on port %d" % (mode, PORT))

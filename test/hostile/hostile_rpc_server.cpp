@@ -7,6 +7,9 @@
 //
 //   hostile_rpc_server PORT        (PORT 0: any)
 //
+// HOSTILE_ENGINE=epoll|iouring in the environment picks the event engine;
+// where io_uring is refused it prints "io_uring not available" and exits 77.
+//
 // Prints "listening PORT", serves until SIGTERM or SIGINT, shuts the skeleton
 // down (at most 5 s for running calls), prints "fds N" (its open
 // descriptors, for a leak check) and exits 0.
@@ -14,6 +17,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -105,8 +109,15 @@ int main(int argc, char** argv) {
     signal(SIGTERM, &on_signal);
     signal(SIGINT, &on_signal);
     signal(SIGPIPE, SIG_IGN);
-    if (photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE) < 0)
-        return perror("hostile_rpc_server: photon::init"), 1;
+    const char* engine = getenv("HOSTILE_ENGINE");
+    uint64_t ev = photon::INIT_EVENT_DEFAULT;
+    if (engine && strcmp(engine, "epoll") == 0) ev = photon::INIT_EVENT_EPOLL;
+    if (engine && strcmp(engine, "iouring") == 0) ev = photon::INIT_EVENT_IOURING;
+    if (photon::init(ev, photon::INIT_IO_NONE) < 0) {
+        if (ev != photon::INIT_EVENT_IOURING) return perror("hostile_rpc_server: photon::init"), 1;
+        printf("io_uring not available: %s\n", strerror(errno));
+        return 77;
+    }
     int r = serve((uint16_t)atoi(argv[1]));
     printf("fds %d\n", count_fds());
     fflush(stdout);

@@ -3,11 +3,11 @@
 // cut quickly; handlers /echo (reads the body, answers its length), /text (a
 // fixed body, the request body left unread) and /big (8 MiB).
 //
-//   hostile_server [-e epoll|io_uring] [-d MS] PORT [CERT KEY]
-//     PORT 0: any; with CERT and KEY: HTTPS. -e: the event engine (default:
-//     photon's default). -d: every deadline (head, keep-alive, body, send,
-//     TLS handshake) MS milliseconds instead of the suite's short ones, for
-//     tools/deadline-accuracy.py.
+//   hostile_server [-d MS] PORT [CERT KEY]
+//     PORT 0: any; with CERT and KEY: HTTPS. -d: every deadline (head,
+//     keep-alive, body, send, TLS handshake) MS milliseconds instead of the
+//     suite's short ones, for tools/deadline-accuracy.py. HOSTILE_ENGINE
+//     (epoll|iouring) in the environment picks the event engine.
 //
 // Logs to stderr. Prints "listening PORT", serves until SIGTERM or SIGINT, stops the server
 // gracefully and prints "fds N" (its open descriptors, for a leak check)
@@ -16,6 +16,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -124,31 +125,30 @@ int serve(uint16_t port, const char* cert, const char* key, uint64_t deadline_ms
 
 int main(int argc, char** argv) {
     const char* prog = argv[0];
-    uint64_t engine = photon::INIT_EVENT_DEFAULT;
     uint64_t deadline_ms = 0;
-    while (argc >= 3 && argv[1][0] == '-') {
-        if (!strcmp(argv[1], "-e") && !strcmp(argv[2], "epoll")) {
-            engine = photon::INIT_EVENT_EPOLL;
-        } else if (!strcmp(argv[1], "-e") && !strcmp(argv[2], "io_uring")) {
-            engine = photon::INIT_EVENT_IOURING;
-        } else if (!strcmp(argv[1], "-d") && atoi(argv[2]) > 0) {
-            deadline_ms = (uint64_t)atoi(argv[2]);
-        } else {
-            break;
-        }
+    if (argc >= 3 && !strcmp(argv[1], "-d") && atoi(argv[2]) > 0) {
+        deadline_ms = (uint64_t)atoi(argv[2]);
         argc -= 2;
         argv += 2;
     }
     if ((argc != 2 && argc != 4) || strspn(argv[1], "0123456789") != strlen(argv[1])) {
-        fprintf(stderr, "usage: %s [-e epoll|io_uring] [-d MS] PORT [CERT KEY]\n", prog);
+        fprintf(stderr, "usage: %s [-d MS] PORT [CERT KEY]\n", prog);
         return 2;
     }
     set_log_output(log_output_stderr);  // stdout carries "listening" and "fds" only
     signal(SIGTERM, &on_signal);
     signal(SIGINT, &on_signal);
     signal(SIGPIPE, SIG_IGN);
-    if (photon::init(engine, photon::INIT_IO_NONE) < 0)
-        return perror("hostile_server: photon::init"), 1;
+    // HOSTILE_ENGINE=epoll|iouring picks the event engine (default: photon's).
+    const char* engine = getenv("HOSTILE_ENGINE");
+    uint64_t ev = photon::INIT_EVENT_DEFAULT;
+    if (engine && strcmp(engine, "epoll") == 0) ev = photon::INIT_EVENT_EPOLL;
+    if (engine && strcmp(engine, "iouring") == 0) ev = photon::INIT_EVENT_IOURING;
+    if (photon::init(ev, photon::INIT_IO_NONE) < 0) {
+        if (ev != photon::INIT_EVENT_IOURING) return perror("hostile_server: photon::init"), 1;
+        printf("io_uring not available: %s\n", strerror(errno));
+        return 77;
+    }
     int r = serve((uint16_t)atoi(argv[1]), argc == 4 ? argv[2] : nullptr,
                   argc == 4 ? argv[3] : nullptr, deadline_ms);
     printf("fds %d\n", count_fds());

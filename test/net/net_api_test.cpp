@@ -18,13 +18,15 @@
 
 #include <photon/common/alog.h>
 #include <photon/net/basic_socket.h>
-#include <photon/net/curl.h>
 #include <photon/net/http/server.h>
 #include <photon/net/http/verb.h>
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/socket.h>
 #include <photon/net/utils-stdstring.h>
 #include <photon/net/utils.h>
+#if PHOTON_HAVE_CURL
+#include <photon/net/curl.h>
+#endif
 
 #include "../io/engine_fixture.h"
 #include "net_test_util.h"
@@ -408,6 +410,7 @@ TEST(NetApiStrings, EndPointTextIsAnEstring) {
     EXPECT_STREQ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe", text);
 }
 
+#if PHOTON_HAVE_CURL  // curl.h needs libcurl's headers
 // ---- curl.h helpers ------------------------------------------------------
 
 TEST(NetApiCurlWriters, IovWriterFillsItsBuffersAndCountsTheRest) {
@@ -499,6 +502,8 @@ TEST_P(CurlUds, GetGoesThroughTheUnixSocket) {
     uds->terminate();
 }
 
+#endif  // PHOTON_HAVE_CURL
+
 // ---- tls-stream.h -------------------------------------------------------------
 
 // A TLSContext written against Photon's interface (its pure virtuals only)
@@ -563,6 +568,8 @@ TEST(NetApiVerb, VerbstrIsIndexedByTheEnum) {
 }
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(NetApi);
+#if PHOTON_HAVE_CURL
 PHOTON_INSTANTIATE_ENGINE_TESTS(CurlUds);
+#endif
 
 }  // namespace

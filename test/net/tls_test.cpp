@@ -435,6 +435,38 @@ TEST_P(TlsRaw, AWriteAfterThePeerResetSaysEconnreset) {
     tls.reset();
 }
 
+// A failed write ends the sending side only: an answer the peer sent before
+// it reset the connection (an HTTP server's early 413 to an upload) can
+// still be read. Found by test/hostile (early_413 over TLS).
+TEST_P(TlsRaw, AnAnswerSentBeforeAResetIsReadAfterAFailedWrite) {
+    listen_plain();
+    TLSContext* sctx = keep(server_ctx("srv"));
+    TLSContext* cctx = keep(client_ctx());
+    std::unique_ptr<ISocketStream> raw, tls;
+    auto peer = spawn([&] {
+        raw.reset(plain->accept());
+        tls.reset(new_tls_stream(sctx, raw.get(), SecurityRole::Server));
+        if (!tls) return;
+        tls->write("413", 3);
+        struct linger lg = {1, 0};  // close with RST
+        ::setsockopt(raw->get_underlay_fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        tls.reset();  // close_notify (the base is not the stream's)
+        raw.reset();  // RST
+    });
+    std::unique_ptr<ISocketStream> s(connect(cctx));
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, tls_stream_handshake(s.get()));
+    peer.join();
+    thread_usleep(20 * 1000);  // the reset reaches our socket
+    std::string upload(256 * 1024, 'u');
+    EXPECT_EQ(-1, s->write(upload.data(), upload.size()));
+    EXPECT_TRUE(errno == ECONNRESET || errno == EPIPE) << strerror(errno);
+    EXPECT_EQ(-1, s->write("x", 1));  // the sending side stays failed
+    char buf[16];
+    ASSERT_EQ(3, s->read(buf, sizeof(buf))) << strerror(errno);
+    EXPECT_EQ(0, memcmp(buf, "413", 3));
+}
+
 // A close_notify sent while a writer's records wait in an io_uring send must
 // queue behind them, even when the socket has room again: the reader, on its
 // own vCPU, drains it while this vCPU spins without entering its ring, so the

@@ -597,6 +597,9 @@ TEST_P(Rpc, UnixDomainStubPool) {
 }
 
 TEST_P(Rpc, StubPoolOverTls) {
+#if !PHOTON_HAVE_TLS
+    GTEST_SKIP() << "built without TLS (OpenSSL)";
+#endif
     auto& pki = photon_test::test_pki::get();
     if (!pki.ok()) GTEST_SKIP() << "no openssl CLI to make test certificates";
     std::unique_ptr<TLSContext> ctx(

@@ -133,10 +133,17 @@ TEST_F(StackSlab, AMillionSleepingCoroutinesAreCreatedWokenAndJoinedAtTheDefault
     }
     photon::thread_yield();  // each runs into its sleep
     EXPECT_EQ(N, photon::get_info(photon::INFO_SLEEPING_THREAD_NUM));
+    // Slabs grow to 512 stacks. Guard markers (Linux 6.13+) cost no map; on an
+    // older kernel (Debian 12's 6.1) or under qemu-user, mprotect guards are set
+    // only while they stay within their budget (half of vm.max_map_count).
+    const auto stats = photon::get_slab_stats();
+    const bool mprotect_guards = stats.method == photon::guard_method::mprotect;
+    const size_t guard_budget = mprotect_guards ? (size_t)max_map_count() / 2 : 0;
 #ifndef PHOTON_TSAN  // which maps regions of its own for each fiber
-    EXPECT_LT(map_count(), max_map_count() / 8) << "stacks must not cost a memory map each";
+    EXPECT_LT((size_t)map_count(), guard_budget + max_map_count() / 8)
+        << "stacks must not cost a memory map each";
 #endif
-    EXPECT_LE(photon::get_slab_stats().maps, N / 256 + 16);  // slabs grow to 512 stacks
+    EXPECT_LE(stats.maps, guard_budget + N / 256 + 16);
     EXPECT_GE(photon::get_slab_stats().stacks_out, N);
     for (auto h : jh) ASSERT_EQ(0, photon::thread_interrupt((photon::thread*)h, ECANCELED));
     for (auto h : jh) photon::thread_join(h);
@@ -146,7 +153,8 @@ TEST_F(StackSlab, AMillionSleepingCoroutinesAreCreatedWokenAndJoinedAtTheDefault
     // to the kernel (RSS says so too, except where a sanitizer's shadow and
     // per-fiber state keep theirs).
     EXPECT_LE(photon::get_slab_stats().stacks_out, out0 + 1024);
-#if !defined(PHOTON_ASAN) && !defined(PHOTON_TSAN)
+    // (qemu-user takes madvise(MADV_DONTNEED) as a hint it may ignore, and does.)
+#if !defined(PHOTON_ASAN) && !defined(PHOTON_TSAN) && !defined(PHOTON_TEST_EMULATED)
     EXPECT_LT(rss_bytes() - rss0, 64L << 20) << "RSS before: " << rss0;
 #endif
 }
@@ -329,6 +337,8 @@ TEST_F(StackSlab, TrimOutsideAVcpuReleasesNothing) {
 TEST_F(StackSlab, ThreadCreateFailsWithEnomemWhenTheAddressSpaceRunsOut) {
 #if defined(PHOTON_ASAN) || defined(PHOTON_TSAN)
     GTEST_SKIP() << "sanitizers reserve terabytes of shadow: RLIMIT_AS would stop them first";
+#elif defined(PHOTON_TEST_EMULATED)
+    GTEST_SKIP() << "under qemu-user RLIMIT_AS limits the emulator's own address space";
 #endif
     auto r = in_child([] {
         long vsz = proc_value("/proc/self/status", "VmSize") * 1024;

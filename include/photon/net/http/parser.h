@@ -1,8 +1,9 @@
-// The strict HTTP/1.1 head parser (RFC 9112): finds the end of a head in a
-// growing buffer, then checks and splits the start line and fields and
-// decides the body framing. Every rejection names its cause (ParseError) so a
-// server can answer with the right status (http_status()). doc/http.md lists
-// the rules. Pure functions over memory: any vCPU, never yield.
+// The strict HTTP/1.1 head parser (RFC 9112): checks and splits a complete
+// head's start line and fields and decides the body framing (the library
+// finds where a head ends as its bytes arrive). Every rejection names its
+// cause (ParseError) so a server can answer with the right status
+// (http_status()). doc/http.md lists the rules. Pure functions over memory:
+// any vCPU, never yield.
 #pragma once
 
 #include <cstddef>
@@ -78,27 +79,6 @@ enum class Framing : uint8_t {
     UntilClose,  // responses only: the body ends when the connection does
 };
 
-// Finds the end of a head in a buffer that grows between calls, looking at
-// each byte once. Line ends must be CRLF; leading empty lines are skipped
-// (RFC 9112 2.2).
-class HeadScanner {
-public:
-    HeadScanner(const Limits& limits, bool request) : limits_(limits), request_(request) {}
-    // `data` holds the bytes from the head's start; it may only have grown
-    // since the last call. Returns an error, or None with *done telling
-    // whether the head is complete: it is data[*begin, *end) (through the
-    // empty line), and data[0, *end) is consumed by it.
-    ParseError scan(std::string_view data, bool* done, size_t* begin, size_t* end);
-    // Bytes of leading empty lines seen so far.
-    size_t skipped() const { return begin_; }
-
-private:
-    const Limits& limits_;
-    bool request_;
-    size_t pos_ = 0, line_start_ = 0, begin_ = 0;
-    uint32_t lines_ = 0;
-};
-
 // What a request head says beyond its fields. Views point into the head.
 struct RequestHead {
     Verb verb = Verb::UNKNOWN;
@@ -119,7 +99,7 @@ struct ResponseHead {
     bool keep_alive = false;
 };
 
-// Parse a complete head as HeadScanner delimits it, appending its fields to
+// Parse a complete head (through its empty line), appending its fields to
 // `fields` (cleared first). The first error met is returned; checks run
 // syntax (400) before version (505) before method (501).
 ParseError parse_request_head(std::string_view head, const Limits& limits, RequestHead* out,

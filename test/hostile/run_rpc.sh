@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs test/hostile/hostile_rpc.py against hostile_rpc_server on the event
+# engine named by the second argument (photon's default if none).
+#   run_rpc.sh SERVER_BINARY [epoll|iouring]
+# Exit: 0 all passed, 1 a failure, 77 skipped (no python3, or no io_uring).
+set -u
+server=${1:?usage: run_rpc.sh SERVER_BINARY [epoll|iouring]}
+export HOSTILE_ENGINE=${2:-}
+here=$(cd "$(dirname "$0")" && pwd)
+
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP: python3 not found"
+    exit 77
+fi
+echo "== RPC ${HOSTILE_ENGINE}"
+timeout 120 python3 "$here/hostile_rpc.py" "$server"
