@@ -15,13 +15,6 @@ namespace {
 
 void* tag(int i) { return reinterpret_cast<void*>((uintptr_t)(i + 1) * 16); }
 
-void put(const fd_pair& p) { ASSERT_EQ(1, write(p.b, "x", 1)); }
-
-void take(const fd_pair& p) {
-    char c;
-    ASSERT_EQ(1, read(p.a, &c, 1));
-}
-
 class IouringCascading : public IouringEngineTest {
 protected:
     void SetUp() override {
@@ -38,13 +31,14 @@ protected:
 };
 
 TEST_P(IouringCascading, ReportsEachReadyPipeWithItsData) {
-    fd_pair p[4];
+    pipe_fds p[4] = {pipe_fds(O_CLOEXEC), pipe_fds(O_CLOEXEC), pipe_fds(O_CLOEXEC),
+                     pipe_fds(O_CLOEXEC)};
     for (int i = 0; i < 4; i++) {
-        ASSERT_TRUE(make_pipe(p[i]));
-        ASSERT_EQ(0, ce->add_interest({p[i].a, EVENT_READ, tag(i)}));
+        ASSERT_TRUE(p[i].ok());
+        ASSERT_EQ(0, ce->add_interest({p[i].r, EVENT_READ, tag(i)}));
     }
-    put(p[0]);
-    put(p[2]);
+    p[0].put();
+    p[2].put();
     void* data[8];
     ssize_t n = ce->wait_for_events(data, 8, kLongUs);
     ASSERT_EQ(2, n);
@@ -54,16 +48,16 @@ TEST_P(IouringCascading, ReportsEachReadyPipeWithItsData) {
 }
 
 TEST_P(IouringCascading, WaitParksOnlyTheCallerUntilAnotherThreadWrites) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ, tag(5)}));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ, tag(5)}));
     ssize_t n = -2;
     void* data[1] = {};
     auto t = spawn([&] { n = ce->wait_for_events(data, 1, kLongUs); });
     ASSERT_TRUE(until_sleeping(t.th));
     EXPECT_EQ(0, thread_usleep(1000));  // this coroutine still runs
     EXPECT_EQ(-2, n);
-    std::thread writer([&] { put(p); });
+    std::thread writer([&] { p.put(); });
     t.join();
     writer.join();
     EXPECT_EQ(1, n);
@@ -71,33 +65,33 @@ TEST_P(IouringCascading, WaitParksOnlyTheCallerUntilAnotherThreadWrites) {
 }
 
 TEST_P(IouringCascading, LevelTriggeredReportsAgainUntilDrained) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ, tag(1)}));
-    put(p);
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ, tag(1)}));
+    p.put();
     void* data[2];
     ASSERT_EQ(1, ce->wait_for_events(data, 2, kLongUs));
     ASSERT_EQ(1, ce->wait_for_events(data, 2, kLongUs));  // not drained yet
-    take(p);
+    p.take();
     EXPECT_EQ(0, ce->wait_for_events(data, 2, 10 * 1000));
 }
 
 TEST_P(IouringCascading, EdgeTriggeredReportsOncePerChange) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ | EDGE_TRIGGERED, tag(1)}));
-    put(p);
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ | EDGE_TRIGGERED, tag(1)}));
+    p.put();
     void* data[2];
     ASSERT_EQ(1, ce->wait_for_events(data, 2, kLongUs));
     EXPECT_EQ(0, ce->wait_for_events(data, 2, 10 * 1000));  // no new edge
-    put(p);
+    p.put();
     ASSERT_EQ(1, ce->wait_for_events(data, 2, kLongUs));
     EXPECT_EQ(tag(1), data[0]);
 }
 
 TEST_P(IouringCascading, ReadableAndWritableFdIsReportedOnce) {
-    fd_pair s;
-    ASSERT_TRUE(make_socketpair(s));
+    socket_pair s;
+    ASSERT_TRUE(s.ok());
     ASSERT_EQ(0, ce->add_interest({s.a, EVENT_READ | EVENT_WRITE, tag(3)}));
     ASSERT_EQ(1, write(s.b, "x", 1));
     void* data[4];
@@ -113,31 +107,30 @@ TEST_P(IouringCascading, ReadableAndWritableFdIsReportedOnce) {
 }
 
 TEST_P(IouringCascading, RmInterestStopsReports) {
-    fd_pair a, b;
-    ASSERT_TRUE(make_pipe(a));
-    ASSERT_TRUE(make_pipe(b));
-    ASSERT_EQ(0, ce->add_interest({a.a, EVENT_READ, tag(1)}));
-    ASSERT_EQ(0, ce->add_interest({b.a, EVENT_READ | EDGE_TRIGGERED, tag(2)}));
-    put(a);
+    pipe_fds a(O_CLOEXEC), b(O_CLOEXEC);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(0, ce->add_interest({a.r, EVENT_READ, tag(1)}));
+    ASSERT_EQ(0, ce->add_interest({b.r, EVENT_READ | EDGE_TRIGGERED, tag(2)}));
+    a.put();
     void* data[4];
     ASSERT_EQ(1, ce->wait_for_events(data, 4, kLongUs));
-    ASSERT_EQ(0, ce->rm_interest({a.a, EVENT_READ, tag(1)}));  // while awaiting re-arm
-    ASSERT_EQ(0, ce->rm_interest({b.a, EVENT_READ, tag(2)}));  // while armed
-    put(b);
+    ASSERT_EQ(0, ce->rm_interest({a.r, EVENT_READ, tag(1)}));  // while awaiting re-arm
+    ASSERT_EQ(0, ce->rm_interest({b.r, EVENT_READ, tag(2)}));  // while armed
+    b.put();
     EXPECT_EQ(0, ce->wait_for_events(data, 4, 10 * 1000));
-    EXPECT_EQ(-1, ce->rm_interest({a.a, EVENT_READ, tag(1)}));
+    EXPECT_EQ(-1, ce->rm_interest({a.r, EVENT_READ, tag(1)}));
     EXPECT_EQ(ENOENT, errno);
     // Removing one of two events keeps the other.
-    ASSERT_EQ(0, ce->add_interest({b.a, EVENT_READ | EVENT_ERROR, tag(3)}));
-    ASSERT_EQ(0, ce->rm_interest({b.a, EVENT_ERROR, tag(3)}));
+    ASSERT_EQ(0, ce->add_interest({b.r, EVENT_READ | EVENT_ERROR, tag(3)}));
+    ASSERT_EQ(0, ce->rm_interest({b.r, EVENT_ERROR, tag(3)}));
     ASSERT_EQ(1, ce->wait_for_events(data, 4, kLongUs));
     EXPECT_EQ(tag(3), data[0]);
 }
 
 TEST_P(IouringCascading, TimeoutZeroAndFiniteReturnZero) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ, tag(1)}));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ, tag(1)}));
     void* data[1];
     EXPECT_EQ(0, ce->wait_for_events(data, 1, 0));
     auto t0 = Clock::now();
@@ -146,22 +139,22 @@ TEST_P(IouringCascading, TimeoutZeroAndFiniteReturnZero) {
 }
 
 TEST_P(IouringCascading, OneShotFiresOnceUntilAddedAgain) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ | ONE_SHOT, tag(1)}));
-    put(p);
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ | ONE_SHOT, tag(1)}));
+    p.put();
     void* data[2];
     ASSERT_EQ(1, ce->wait_for_events(data, 2, kLongUs));
     EXPECT_EQ(0, ce->wait_for_events(data, 2, 10 * 1000));  // still readable, disarmed
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ | ONE_SHOT, tag(1)}));
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ | ONE_SHOT, tag(1)}));
     ASSERT_EQ(1, ce->wait_for_events(data, 2, kLongUs));
     EXPECT_EQ(tag(1), data[0]);
 }
 
 TEST_P(IouringCascading, InterruptedWaitFailsWithInterruptersErrno) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ, tag(1)}));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ, tag(1)}));
     ssize_t n = 0;
     int err = 0;
     auto t = spawn([&] {
@@ -180,13 +173,13 @@ TEST_P(IouringCascading, InterruptedWaitFailsWithInterruptersErrno) {
 TEST_P(IouringCascading, BadArgumentsFail) {
     EXPECT_EQ(-1, ce->add_interest({-1, EVENT_READ, nullptr}));
     EXPECT_EQ(EINVAL, errno);
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    int closed = dup(p.a);
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    int closed = dup(p.r);
     ASSERT_EQ(0, close(closed));
     EXPECT_EQ(-1, ce->add_interest({closed, EVENT_READ, nullptr}));
     EXPECT_EQ(EBADF, errno);
-    EXPECT_EQ(-1, ce->add_interest({p.a, 0, nullptr}));
+    EXPECT_EQ(-1, ce->add_interest({p.r, 0, nullptr}));
     EXPECT_EQ(EINVAL, errno);
     void* data[1];
     EXPECT_EQ(-1, ce->wait_for_events(data, 0, 0));
@@ -194,8 +187,8 @@ TEST_P(IouringCascading, BadArgumentsFail) {
 }
 
 TEST_P(IouringCascading, IouringCallsRunOnItsRing) {
-    fd_pair s;
-    ASSERT_TRUE(make_socketpair(s));
+    socket_pair s;
+    ASSERT_TRUE(s.ok());
     ssize_t got = -2;
     char buf[8] = {};
     auto t = spawn([&] { got = iouring_recv(s.a, buf, sizeof(buf), 0, kLongUs, ce.get()); });
@@ -209,9 +202,9 @@ TEST_P(IouringCascading, IouringCallsRunOnItsRing) {
 }
 
 TEST_P(IouringCascading, FiniWithALiveEngineDoesNotHang) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, ce->add_interest({p.a, EVENT_READ, tag(1)}));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, ce->add_interest({p.r, EVENT_READ, tag(1)}));
     EXPECT_EQ(0, fini());  // stops the engine's reaper
     ce.reset();            // and the engine still goes away cleanly
 }

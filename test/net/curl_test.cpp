@@ -28,9 +28,11 @@
 #include <photon/net/socket.h>
 #include <photon/thread/thread11.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "net_test_util.h"
 #include "tls_test_util.h"
+#include "../util/temp_dir.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -672,10 +674,9 @@ TEST_P(Curl, TwoVcpusTransferAtOnce) {
 
 TEST_P(Curl, GetsAFileFromPythonHttpServer) {
     if (!have_tool("python3")) GTEST_SKIP() << "python3 is not installed";
-    char tmpl[] = "/tmp/photon-curl-XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(tmpl));
-    std::string dir = tmpl;
-    DEFER(std::error_code ec; std::filesystem::remove_all(dir, ec));
+    temp_dir tmp("photon-curl");
+    ASSERT_TRUE(tmp.ok());
+    const std::string& dir = tmp.path();
     std::string data = pattern(300000, 3);
     std::ofstream(dir + "/file.bin", std::ios::binary) << data;
     child_process py(

@@ -6,7 +6,8 @@
 
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 
 using namespace photon;
 using namespace photon::net;

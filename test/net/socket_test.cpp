@@ -19,6 +19,7 @@
 
 #include "net_test_util.h"
 #include "tcp_flavour_fixture.h"
+#include "../util/temp_dir.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -341,7 +342,9 @@ PHOTON_INSTANTIATE_TCP_FLAVOUR_TESTS(Sockets);
 class UnixSockets : public EngineTest {};
 
 TEST_P(UnixSockets, EchoOverAPathAndAutoremove) {
-    std::string path = "/tmp/photon-uds-" + std::to_string(getpid()) + ".sock";
+    temp_dir dir("photon-uds");
+    ASSERT_TRUE(dir.ok());
+    const std::string path = dir / "sock";
     {
         std::unique_ptr<ISocketServer> server(new_uds_server(true));
         ASSERT_EQ(0, server->bind(path.c_str()));
