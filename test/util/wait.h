@@ -1,6 +1,7 @@
 // Waiting on state instead of sleeping for a while: until a coroutine has
 // parked, or until a condition holds, each with a bound that only a broken
-// test reaches. Call on a vCPU; the waits yield or sleep the caller.
+// test reaches. Call on a vCPU (the waits yield or sleep the calling
+// coroutine), except wait_for_off_vcpu, which sleeps a plain OS thread.
 #pragma once
 
 #include <photon/thread/thread.h>
