@@ -1,7 +1,6 @@
 #include <photon/common/alog.h>
 #include <photon/common/alog-stdstring.h>
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <regex.h>
 #include <sys/stat.h>
@@ -18,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "../util/temp_dir.h"
 
 namespace photon {
 struct thread;
@@ -295,22 +296,14 @@ TEST_F(Alog, FirstNEveryTLogsNCallsPerPeriod) {
 class AlogFile : public ::testing::Test {
 protected:
     void SetUp() override {
-        char tmpl[] = "/tmp/alog_test.XXXXXX";
-        ASSERT_NE(mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-        path_ = dir_ + "/app.log";
+        ASSERT_TRUE(tmp_.ok());
+        dir_ = tmp_.path();
+        path_ = tmp_ / "app.log";
         saved_ = default_logger;
     }
-    void TearDown() override {
-        default_logger = saved_;
-        if (DIR* d = opendir(dir_.c_str())) {
-            while (dirent* e = readdir(d))
-                if (e->d_name[0] != '.') unlink((dir_ + "/" + e->d_name).c_str());
-            closedir(d);
-        }
-        rmdir(dir_.c_str());
-    }
+    void TearDown() override { default_logger = saved_; }
 
+    photon_test::temp_dir tmp_{"alog_test"};
     std::string dir_, path_;
     ALogLogger saved_{};
 };

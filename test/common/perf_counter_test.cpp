@@ -15,6 +15,9 @@
 #include <string>
 #include <thread>
 
+#include "../util/temp_dir.h"
+#include "../util/wait.h"
+
 namespace {
 
 // The log lines "date time name : value" for `name`, values only.
@@ -30,13 +33,6 @@ std::vector<std::string> values_of(const std::string& path, const std::string& n
     return out;
 }
 
-template <typename P>
-bool wait_until(P pred, int max_ms) {
-    for (int i = 0; i < max_ms / 50 && !pred(); i++)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    return pred();
-}
-
 bool contains(const std::vector<std::string>& v, const std::string& x) {
     for (auto& s : v)
         if (s == x) return true;
@@ -44,10 +40,10 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 }
 
 TEST(PerfCounter, CountersReachThePerfLogWithTheirValues) {
-    char dir[] = "/tmp/perf_counter_test.XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(dir));
-    ASSERT_EQ(0, chdir(dir));  // ./perf.log goes here
-    const std::string log = std::string(dir) + "/perf.log";
+    photon_test::temp_dir dir("perf_counter_test");
+    ASSERT_TRUE(dir.ok());
+    ASSERT_EQ(0, chdir(dir.path().c_str()));  // ./perf.log goes here
+    const std::string log = dir / "perf.log";
 
     // Function-local: registered (and the log opened) now, after the chdir.
     REGISTER_PERF(pc_total, TOTAL, 1)
@@ -61,24 +57,28 @@ TEST(PerfCounter, CountersReachThePerfLogWithTheirValues) {
     REPORT_PERF(pc_avg, 30)
 
     // One line per second each; allow a slow machine several.
-    EXPECT_TRUE(wait_until([&] { return contains(values_of(log, "pc_total"), "10"); }, 10000));
-    EXPECT_TRUE(wait_until([&] { return contains(values_of(log, "pc_acc"), "7"); }, 10000));
-    EXPECT_TRUE(wait_until([&] { return contains(values_of(log, "pc_avg"), "20"); }, 10000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu(
+        [&] { return contains(values_of(log, "pc_total"), "10"); }, 10000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu(
+        [&] { return contains(values_of(log, "pc_acc"), "7"); }, 10000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu(
+        [&] { return contains(values_of(log, "pc_avg"), "20"); }, 10000));
     // ACCUMULATE and AVERAGE start over after each line.
-    EXPECT_TRUE(wait_until([&] { return contains(values_of(log, "pc_acc"), "0"); }, 10000));
-    EXPECT_TRUE(wait_until([&] { return contains(values_of(log, "pc_avg"), "0"); }, 10000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu(
+        [&] { return contains(values_of(log, "pc_acc"), "0"); }, 10000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu(
+        [&] { return contains(values_of(log, "pc_avg"), "0"); }, 10000));
     EXPECT_FALSE(contains(values_of(log, "pc_total"), "0"));
 
     // More samples than Photon's 24-bit count could hold, in one interval.
     REGISTER_PERF(pc_many, AVERAGE, 1)
     const int n = (1 << 24) + 1000;
     for (int i = 0; i < n; i++) REPORT_PERF(pc_many, 3)
-    EXPECT_TRUE(wait_until([&] { return contains(values_of(log, "pc_many"), "3"); }, 10000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu(
+        [&] { return contains(values_of(log, "pc_many"), "3"); }, 10000));
 
     init_perf_counter(nullptr);  // ignored
-    unlink(log.c_str());
-    EXPECT_EQ(0, chdir("/"));
-    rmdir(dir);
+    EXPECT_EQ(0, chdir("/"));    // before the directory goes
 }
 
 }  // namespace

@@ -30,9 +30,7 @@ protected:
     }
     void TearDown() override {
         fs_.reset();
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        photon_test::fini_vcpu();
     }
     photon_test::scratch_dir dir_;
     std::unique_ptr<IFileSystem> fs_;

@@ -29,9 +29,7 @@ protected:
     }
     void TearDown() override {
         fs_.reset();
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        photon_test::fini_vcpu();
     }
     void touch(const char* name) {
         std::unique_ptr<IFile> f(fs_->open(name, O_CREAT | O_WRONLY, 0644));

@@ -18,7 +18,8 @@
 
 #include <gtest/gtest.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 
 #include "../util/temp_dir.h"
 
@@ -80,26 +81,20 @@ protected:
         if (needs_alignment() && dir_.on_tmpfs())
             GTEST_SKIP() << "O_DIRECT needs a real file system; set PHOTON_TEST_FS_DIR";
     }
-    void TearDown() override {
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
-    }
+    void TearDown() override { fini_vcpu(); }
 
     scratch_dir dir_;
 };
 
 inline std::string fs_engine_name(const ::testing::TestParamInfo<std::tuple<uint64_t, int>>& info) {
-    return std::string(std::get<0>(info.param) == photon::INIT_EVENT_IOURING ? "iouring"
-                                                                             : "epoll") +
-           "_" + io_engine_name(std::get<1>(info.param));
+    return engine_label(std::get<0>(info.param)) + "_" + io_engine_name(std::get<1>(info.param));
 }
 
 #define PHOTON_INSTANTIATE_FS_ENGINE_TESTS(suite)                                          \
     INSTANTIATE_TEST_SUITE_P(                                                              \
         Engines, suite,                                                                    \
         ::testing::Combine(                                                                \
-            ::testing::Values(photon::INIT_EVENT_EPOLL, photon::INIT_EVENT_IOURING),       \
+            PHOTON_TEST_EVENT_ENGINES,                                                     \
             ::testing::Values(photon::fs::ioengine_psync, photon::fs::ioengine_posixaio,   \
                               photon::fs::ioengine_libaio, photon::fs::ioengine_iouring)), \
         ::photon_test::fs_engine_name)

@@ -74,15 +74,6 @@ bool is_mounted(const std::string& mnt) {
     return false;
 }
 
-bool wait_until(const std::function<bool()>& pred, int ms) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        usleep(5000);
-    }
-    return true;
-}
-
 // Aborts the FUSE connection mounted at mnt (fusectl's abort): requests
 // waiting for a server that cannot answer fail at once. Without it, a
 // process whose own server hangs cannot even exit: its threads wait in the
@@ -312,7 +303,8 @@ protected:
             rc_ = run((int)args_.size(), argv_.data());
             done_ = true;
         });
-        if (!wait_until([&] { return is_mounted(mnt_) || done_; }, 10000) || !is_mounted(mnt_)) {
+        if (!photon_test::wait_for_off_vcpu([&] { return is_mounted(mnt_) || done_; }, 10000) ||
+            !is_mounted(mnt_)) {
             unmount();
             return "not mounted; the server returned " + std::to_string(rc_.load());
         }
@@ -325,7 +317,7 @@ protected:
             usleep(100 * 1000);  // EBUSY: a program still has it open
         }
         if (is_mounted(mnt_)) umount2(mnt_.c_str(), MNT_DETACH);
-        if (wait_until([&] { return done_.load(); }, 15000)) {
+        if (photon_test::wait_for_off_vcpu([&] { return done_.load(); }, 15000)) {
             server_.join();
         } else {
             ADD_FAILURE() << "the FUSE server did not end after the unmount";
@@ -696,7 +688,7 @@ TEST_F(FuseMount, ASignalInterruptsARequestBlockedInTheFileSystem) {
         got_errno = errno;
         ::close(fd);
     });
-    ASSERT_TRUE(wait_until([&] { return in_pread.load(); }, 10000));
+    ASSERT_TRUE(photon_test::wait_for_off_vcpu([&] { return in_pread.load(); }, 10000));
     pthread_kill(reader.native_handle(), SIGUSR1);
     reader.join();
     sigaction(SIGUSR1, &old, nullptr);
@@ -742,7 +734,7 @@ TEST_F(FuseMount, SeveralVcpusServeOneMount) {
 TEST_F(FuseMount, AnExternalUnmountEndsFuserGoWithZero) {
     MOUNT();
     ASSERT_EQ(0, umount2(mnt_.c_str(), 0));
-    ASSERT_TRUE(wait_until([&] { return done_.load(); }, 10000));
+    ASSERT_TRUE(photon_test::wait_for_off_vcpu([&] { return done_.load(); }, 10000));
     EXPECT_EQ(0, rc_.load());
 }
 
@@ -794,10 +786,10 @@ TEST_F(FuseMount, RunFuseUnlinkWhileAPathCallYieldsDoesNotDeadlock) {
     ASSERT_EQ(0, ::stat(mnt("victim").c_str(), &st));  // looked up; the name stays cached
     armed = true;
     std::thread getattr([&] { ::stat(mnt("victim").c_str(), &st); });
-    ASSERT_TRUE(wait_until([&] { return in_lstat.load(); }, 10000));
+    ASSERT_TRUE(photon_test::wait_for_off_vcpu([&] { return in_lstat.load(); }, 10000));
     std::atomic<int> unlinked{1};
     std::thread remover([&] { unlinked = ::unlink(mnt("victim").c_str()); });
-    bool finished = wait_until([&] { return unlinked.load() != 1; }, 10000);
+    bool finished = photon_test::wait_for_off_vcpu([&] { return unlinked.load() != 1; }, 10000);
     EXPECT_TRUE(finished) << "unlink hangs: the vCPU is deadlocked";
     if (!finished) {  // the server cannot recover: fail its requests, leave it
         abort_connection(mnt_);
@@ -961,7 +953,7 @@ pid_t fork_server(const std::string& src, const std::string& mnt, std::vector<st
     // handing the server its fd, and a server killed before it took the fd
     // would leave fusermount3 nothing to watch.
     struct stat st;
-    if (pid < 0 || !wait_until([&] { return is_mounted(mnt); }, 10000) ||
+    if (pid < 0 || !photon_test::wait_for_off_vcpu([&] { return is_mounted(mnt); }, 10000) ||
         ::stat(mnt.c_str(), &st) < 0)
         return -1;
     return pid;
@@ -970,7 +962,8 @@ pid_t fork_server(const std::string& src, const std::string& mnt, std::vector<st
 // The child's exit status (as waitpid), or -1 if it did not end in 10 s.
 int wait_child(pid_t pid) {
     int st = 0;
-    bool ended = wait_until([&] { return waitpid(pid, &st, WNOHANG) == pid; }, 10000);
+    bool ended =
+        photon_test::wait_for_off_vcpu([&] { return waitpid(pid, &st, WNOHANG) == pid; }, 10000);
     if (ended) return st;
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);
@@ -1010,7 +1003,7 @@ TEST_F(FuseMount, ExitWhileServingDetachesTheMount) {
     ASSERT_GT(pid, 0);
     int st = wait_child(pid);
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
-    EXPECT_TRUE(wait_until([&] { return !is_mounted(mnt_); }, 5000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu([&] { return !is_mounted(mnt_); }, 5000));
     if (is_mounted(mnt_)) umount2(mnt_.c_str(), MNT_DETACH);
 }
 
@@ -1035,6 +1028,6 @@ TEST_F(FuseMount, AutoUnmountClearsTheMountOfAKilledServer) {
     ASSERT_GT(pid, 0);
     kill(pid, SIGKILL);
     wait_child(pid);
-    EXPECT_TRUE(wait_until([&] { return !is_mounted(mnt_); }, 10000));
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu([&] { return !is_mounted(mnt_); }, 10000));
     if (is_mounted(mnt_)) umount2(mnt_.c_str(), MNT_DETACH);
 }

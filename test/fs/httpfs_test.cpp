@@ -19,7 +19,8 @@
 #include <photon/net/http/server.h>
 #include <photon/net/security-context/tls-stream.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "../net/http_test_util.h"
 
 using namespace photon;

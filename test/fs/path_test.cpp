@@ -111,9 +111,7 @@ protected:
     }
     void TearDown() override {
         fs_.reset();
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        photon_test::fini_vcpu();
     }
     bool is_dir(const std::string& p) {
         struct stat st;

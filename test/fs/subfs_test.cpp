@@ -32,9 +32,7 @@ protected:
     }
     void TearDown() override {
         fs_.reset();
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        photon_test::fini_vcpu();
     }
     void write_host(const char* name, const char* text) {
         FILE* f = fopen((dir_ / name).c_str(), "w");

@@ -14,7 +14,9 @@
 #include <photon/io/fd-events.h>
 #include <photon/thread/thread.h>
 
-#include "engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
+#include "../util/fds.h"
 
 using namespace photon;
 using namespace photon_test;

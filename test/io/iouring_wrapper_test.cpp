@@ -78,40 +78,40 @@ TEST_P(IouringWrapper, FileCallsWorkOnATempDir) {
 }
 
 TEST_P(IouringWrapper, ReadAndWriteFormsWorkOnAPipe) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    EXPECT_EQ(3, iouring_write(p.b, "abc", 3));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(3, iouring_write(p.w, "abc", 3));
     char a[2] = {'d', 'e'}, b[1] = {'f'};
     iovec wv[2] = {{a, 2}, {b, 1}};
-    EXPECT_EQ(3, iouring_writev(p.b, wv, 2));
+    EXPECT_EQ(3, iouring_writev(p.w, wv, 2));
     char buf[8] = {};
-    EXPECT_EQ(3, iouring_read(p.a, buf, 3));
+    EXPECT_EQ(3, iouring_read(p.r, buf, 3));
     EXPECT_EQ(0, memcmp(buf, "abc", 3));
     char x[1], y[2];
     iovec rv[2] = {{x, 1}, {y, 2}};
-    EXPECT_EQ(3, iouring_readv(p.a, rv, 2));
+    EXPECT_EQ(3, iouring_readv(p.r, rv, 2));
     EXPECT_EQ('d', x[0]);
     EXPECT_EQ(0, memcmp(y, "ef", 2));
 }
 
 TEST_P(IouringWrapper, ReadParksOnlyTheCallerUntilDataArrives) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
     char buf[4] = {};
     ssize_t got = -2;
-    auto t = spawn([&] { got = iouring_read(p.a, buf, sizeof(buf)); });
+    auto t = spawn([&] { got = iouring_read(p.r, buf, sizeof(buf)); });
     ASSERT_TRUE(until_sleeping(t.th));
     run_others();
     EXPECT_EQ(-2, got);  // still waiting, while this coroutine runs
-    ASSERT_EQ(2, write(p.b, "hi", 2));
+    ASSERT_EQ(2, write(p.w, "hi", 2));
     t.join();
     EXPECT_EQ(2, got);
     EXPECT_EQ(0, memcmp(buf, "hi", 2));
 }
 
 TEST_P(IouringWrapper, SendRecvAndMsgFormsWorkOnASocketpair) {
-    fd_pair s;
-    ASSERT_TRUE(make_socketpair(s));
+    socket_pair s;
+    ASSERT_TRUE(s.ok());
     EXPECT_EQ(4, iouring_send(s.a, "ping", 4));
     char buf[8] = {};
     EXPECT_EQ(4, iouring_recv(s.b, buf, sizeof(buf)));
@@ -136,11 +136,11 @@ TEST_P(IouringWrapper, SendRecvAndMsgFormsWorkOnASocketpair) {
 }
 
 TEST_P(IouringWrapper, SpliceMovesBytesFromAPipeToASocket) {
-    fd_pair p, s;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_TRUE(make_socketpair(s));
-    ASSERT_EQ(6, write(p.b, "splice", 6));
-    EXPECT_EQ(6, iouring_splice(p.a, -1, s.a, -1, 6));
+    pipe_fds p(O_CLOEXEC);
+    socket_pair s;
+    ASSERT_TRUE(p.ok() && s.ok());
+    ASSERT_EQ(6, write(p.w, "splice", 6));
+    EXPECT_EQ(6, iouring_splice(p.r, -1, s.a, -1, 6));
     char buf[8] = {};
     EXPECT_EQ(6, iouring_recv(s.b, buf, sizeof(buf)));
     EXPECT_EQ(0, memcmp(buf, "splice", 6));
@@ -169,8 +169,8 @@ TEST_P(IouringWrapper, ConnectsAndAcceptsOnLoopbackTcp) {
 }
 
 TEST_P(IouringWrapper, RecvWithoutDataTimesOutWithEtimedout) {
-    fd_pair s;
-    ASSERT_TRUE(make_socketpair(s));
+    socket_pair s;
+    ASSERT_TRUE(s.ok());
     char buf[4];
     auto t0 = Clock::now();
     EXPECT_EQ(-1, iouring_recv(s.a, buf, sizeof(buf), 0, 20 * 1000));
@@ -184,8 +184,8 @@ TEST_P(IouringWrapper, RecvWithoutDataTimesOutWithEtimedout) {
 }
 
 TEST_P(IouringWrapper, InterruptFromAnotherThreadCancelsARecvAndLeavesTheBuffer) {
-    fd_pair s;
-    ASSERT_TRUE(make_socketpair(s));
+    socket_pair s;
+    ASSERT_TRUE(s.ok());
     char buf[8];
     memset(buf, '.', sizeof(buf));
     ssize_t got = -2;
@@ -209,8 +209,8 @@ TEST_P(IouringWrapper, InterruptFromAnotherThreadCancelsARecvAndLeavesTheBuffer)
 }
 
 TEST_P(IouringWrapper, InterruptRacingACompletionNeverLosesData) {
-    fd_pair s;
-    ASSERT_TRUE(make_socketpair(s));
+    socket_pair s;
+    ASSERT_TRUE(s.ok());
     constexpr int kRounds = 300;
     std::atomic<bool> writer_done{false};
     int received = 0, interrupted = 0;
@@ -295,15 +295,15 @@ TEST_P(IouringWrapper, SendZcReturnsOnceTheBufferIsReleased) {
 
 TEST_P(IouringWrapper, RegisteredFilesWorkWithTheFixedFileFlag) {
     if (!iouring_register_files_enabled()) GTEST_SKIP() << "no sparse registered-file table";
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(0, iouring_register_files(p.a));
-    ASSERT_EQ(2, write(p.b, "fx", 2));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(0, iouring_register_files(p.r));
+    ASSERT_EQ(2, write(p.w, "fx", 2));
     char buf[4] = {};
-    EXPECT_EQ(2, iouring_read(p.a, buf, sizeof(buf), IouringFixedFileFlag));
+    EXPECT_EQ(2, iouring_read(p.r, buf, sizeof(buf), IouringFixedFileFlag));
     EXPECT_EQ(0, memcmp(buf, "fx", 2));
-    EXPECT_EQ(0, iouring_unregister_files(p.a));
-    EXPECT_EQ(-1, iouring_read(p.a, buf, sizeof(buf), IouringFixedFileFlag, 0));
+    EXPECT_EQ(0, iouring_unregister_files(p.r));
+    EXPECT_EQ(-1, iouring_read(p.r, buf, sizeof(buf), IouringFixedFileFlag, 0));
     EXPECT_EQ(EBADF, errno);
     EXPECT_EQ(-1, iouring_register_files(-1));
     EXPECT_EQ(EINVAL, errno);
@@ -318,13 +318,13 @@ TEST_P(IouringWrapper, ANonIouringCascadingEngineIsRejected) {
 }
 
 TEST_P(IouringWrapper, FiniStopsTheRingsCleanly) {
-    fd_pair p;
-    ASSERT_TRUE(make_pipe(p));
-    ASSERT_EQ(1, write(p.b, "q", 1));
+    pipe_fds p(O_CLOEXEC);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(1, write(p.w, "q", 1));
     char c;
-    ASSERT_EQ(1, iouring_read(p.a, &c, 1));  // creates the sidecar under epoll
+    ASSERT_EQ(1, iouring_read(p.r, &c, 1));  // creates the sidecar under epoll
     EXPECT_EQ(0, fini());                    // must not hang on its reaper
-    EXPECT_EQ(-1, iouring_read(p.a, &c, 1));
+    EXPECT_EQ(-1, iouring_read(p.r, &c, 1));
     EXPECT_EQ(ENOSYS, errno);
 }
 

@@ -14,7 +14,7 @@
 
 #include "../fs/fs_test_util.h"
 #include "../thread/test_util.h"
-#include "engine_fixture.h"
+#include "../util/engine_fixture.h"
 
 #ifdef PHOTON_HAVE_LIBAIO
 namespace photon {

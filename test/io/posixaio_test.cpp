@@ -13,7 +13,7 @@
 
 #include "../fs/fs_test_util.h"
 #include "../thread/test_util.h"
-#include "engine_fixture.h"
+#include "../util/engine_fixture.h"
 
 using namespace photon;
 

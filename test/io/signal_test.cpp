@@ -9,7 +9,8 @@
 
 #include <photon/io/fd-events.h>
 
-#include "engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 
 using namespace photon;
 using namespace photon_test;

@@ -28,9 +28,11 @@
 #include <photon/net/socket.h>
 #include <photon/thread/thread11.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "net_test_util.h"
 #include "tls_test_util.h"
+#include "../util/temp_dir.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -196,7 +198,7 @@ private:
 class raw_socket {
 public:
     explicit raw_socket(bool listening) {
-        fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         sockaddr_in a = {};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -207,15 +209,37 @@ public:
         port = ntohs(a.sin_port);
     }
     ~raw_socket() {
+        for (auto& c : conns_) close(c.fd);
         if (fd_ >= 0) close(fd_);
     }
     std::string url(const std::string& path) const {
         return "http://127.0.0.1:" + std::to_string(port) + path;
     }
+    // Listening: accepts what is queued and reads what the clients sent,
+    // never answering; how many whole request heads have arrived. Once a
+    // client's has, that client can only be waiting for the reply. Does not
+    // block: poll it with wait_for().
+    int requests_received() {
+        for (int c; (c = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;)
+            conns_.push_back({c, {}});
+        int n = 0;
+        for (auto& c : conns_) {
+            char buf[4096];
+            ssize_t r;
+            while ((r = ::read(c.fd, buf, sizeof(buf))) > 0) c.in.append(buf, (size_t)r);
+            if (c.in.find("\r\n\r\n") != std::string::npos) n++;
+        }
+        return n;
+    }
     uint16_t port = 0;
 
 private:
+    struct conn {
+        int fd;
+        std::string in;
+    };
     int fd_ = -1;
+    std::vector<conn> conns_;
 };
 
 // An IStream over a string: writes append, reads consume from `pos`.
@@ -554,7 +578,9 @@ TEST_P(Curl, InterruptCancelsATransfer) {
     raw_socket silent(true);
     outcome o;
     auto t = spawn([&] { o = fetch(silent.url("/")); });
-    thread_usleep(50 * 1000);  // it is parked in the transfer now
+    // The request arrived and the caller parked: it waits for the reply now.
+    ASSERT_TRUE(wait_for([&] { return silent.requests_received() == 1; }, 10000));
+    ASSERT_TRUE(until_sleeping(t.th));
     thread_interrupt(t.th, ECANCELED);
     t.join();
     EXPECT_EQ(-1, o.code);
@@ -568,7 +594,8 @@ TEST_P(Curl, FiniEndsTransfersInProgress) {
     std::vector<outcome> results(5);
     std::vector<task> tasks;
     for (auto& r : results) tasks.push_back(spawn([&] { r = fetch(silent.url("/")); }));
-    thread_usleep(50 * 1000);
+    ASSERT_TRUE(wait_for([&] { return silent.requests_received() == 5; }, 10000));
+    for (auto& t : tasks) ASSERT_TRUE(until_sleeping(t.th));
     auto t0 = Clock::now();
     libcurl_fini();
     for (auto& t : tasks) t.join();
@@ -622,14 +649,19 @@ TEST_P(Curl, PhotonFiniEndsTransfersInProgress) {
     uint64_t engine = GetParam();
     std::vector<outcome> results(3);
     int fini_ret = -2;
+    bool parked = false;
     std::thread th([&] {
         if (photon::init(engine, INIT_IO_DEFAULT) != 0) return;
         raw_socket silent(true);
-        for (auto& r : results) thread_create11([&] { r = fetch(silent.url("/")); });
-        thread_usleep(50 * 1000);
+        std::vector<photon::thread*> ths;
+        for (auto& r : results) ths.push_back(thread_create11([&] { r = fetch(silent.url("/")); }));
+        // All three wait for their replies: fini meets them in the transfer.
+        parked = wait_for([&] { return silent.requests_received() == 3; }, 10000);
+        for (auto th : ths) parked = parked && until_sleeping(th);
         fini_ret = photon::fini();  // else it would wait out their timeout
     });
     th.join();
+    EXPECT_TRUE(parked);
     EXPECT_EQ(0, fini_ret);
     for (auto& r : results) {
         EXPECT_EQ(-1, r.code);
@@ -672,10 +704,9 @@ TEST_P(Curl, TwoVcpusTransferAtOnce) {
 
 TEST_P(Curl, GetsAFileFromPythonHttpServer) {
     if (!have_tool("python3")) GTEST_SKIP() << "python3 is not installed";
-    char tmpl[] = "/tmp/photon-curl-XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(tmpl));
-    std::string dir = tmpl;
-    DEFER(std::error_code ec; std::filesystem::remove_all(dir, ec));
+    temp_dir tmp("photon-curl");
+    ASSERT_TRUE(tmp.ok());
+    const std::string& dir = tmp.path();
     std::string data = pattern(300000, 3);
     std::ofstream(dir + "/file.bin", std::ios::binary) << data;
     child_process py(

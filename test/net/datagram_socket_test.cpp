@@ -18,7 +18,9 @@
 
 #include <photon/net/datagram_socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
+#include "../util/fds.h"
 #include "../util/temp_dir.h"
 #include "net_test_util.h"
 
@@ -101,9 +103,7 @@ protected:
     void TearDown() override {
         rx = {};
         tx = {};
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        fini_vcpu();
     }
     Kind kind() const { return std::get<1>(GetParam()); }
 
@@ -304,12 +304,12 @@ TEST_P(Datagram, FlagsPromiseNothingAndTheFdIsExposed) {
 }
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
-    std::string e = std::get<0>(info.param) == INIT_EVENT_IOURING ? "iouring" : "epoll";
-    return e + (std::get<1>(info.param) == kUdp ? "_udp" : "_uds");
+    return engine_label(std::get<0>(info.param)) +
+           (std::get<1>(info.param) == kUdp ? "_udp" : "_uds");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Datagram,
-                         ::testing::Combine(::testing::Values(INIT_EVENT_EPOLL, INIT_EVENT_IOURING),
+                         ::testing::Combine(PHOTON_TEST_EVENT_ENGINES,
                                             ::testing::Values(kUdp, kUds)),
                          param_name);
 

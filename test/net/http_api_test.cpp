@@ -20,7 +20,8 @@
 #include <photon/net/socket.h>
 #include <photon/net/utils.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "http_test_util.h"
 
 using namespace photon;
@@ -338,16 +339,14 @@ class HttpApi : public EngineTest {};
 
 // A request and a response over a socket pair, bound the Photon way.
 TEST_P(HttpApi, MessagesBoundToSocketStreams) {
-    char path[] = "/tmp/photon-http-api-XXXXXX";  // a unique name for the socket
-    int fd = mkstemp(path);
-    ASSERT_GE(fd, 0);
-    close(fd);
-    unlink(path);
+    temp_dir dir("photon-http-api");
+    ASSERT_TRUE(dir.ok());
+    const std::string path = dir / "sock";
     std::unique_ptr<ISocketServer> srv(new_uds_server(true));
-    ASSERT_EQ(0, srv->bind(path));
+    ASSERT_EQ(0, srv->bind(path.c_str()));
     ASSERT_EQ(0, srv->listen());
     std::unique_ptr<ISocketClient> cli(new_uds_client());
-    ISocketStream* client_end = cli->connect(path);
+    ISocketStream* client_end = cli->connect(path.c_str());
     ASSERT_NE(nullptr, client_end);
     ISocketStream* server_end = srv->accept();
     ASSERT_NE(nullptr, server_end);

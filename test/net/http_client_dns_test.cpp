@@ -18,7 +18,8 @@
 #include <photon/thread/thread11.h>
 
 #include "../../net/http/client_internal.h"
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "http_test_util.h"
 
 using namespace photon;

@@ -16,7 +16,8 @@
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "http_test_util.h"
 #include "net_test_util.h"
 

@@ -26,7 +26,8 @@
 #include "../../net/http/http_date.h"
 #include "../../net/http/mime_types.h"
 #include "../fs/fs_test_util.h"
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "net_test_util.h"
 #include "tls_test_util.h"
 

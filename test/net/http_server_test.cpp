@@ -379,7 +379,7 @@ TEST_P(HttpServer, AnswersEachParserErrorWithItsStatusAndCloses) {
         EXPECT_EQ("close", c.resp.headers["Connection"]) << t.name;
         EXPECT_TRUE(c.closed()) << t.name;
     }
-    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+    EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }, 10000));
 }
 
 TEST_P(HttpServer, AnswersBodyErrorsFoundByTheHandler) {
@@ -494,9 +494,9 @@ TEST_P(HttpServer, EndsAResponseToAClientThatReadsBelowTheMinimumRate) {
         photon::thread_usleep(10'000);
     EXPECT_LE(n, 0);  // the server gave up on us
     EXPECT_LT(us_since(t0), 5'000'000u);
-    EXPECT_TRUE(wait_until([&] { return result != 1; }));
+    EXPECT_TRUE(wait_for([&] { return result != 1; }, 10000));
     EXPECT_EQ(-ETIMEDOUT, result.load());
-    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+    EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }, 10000));
 }
 
 TEST_P(HttpServer, OurClientGetsTheAnswerToAnUploadTheHandlerIgnores) {
@@ -571,7 +571,7 @@ TEST_P(HttpServer, ClosesAnIdleKeptAliveConnectionSilently) {
     EXPECT_TRUE(c.closed(kLongUs, &extra));
     EXPECT_EQ("", extra);
     EXPECT_GE(us_since(t0), 150'000u);
-    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+    EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }, 10000));
 }
 
 TEST_P(HttpServer, ClosesANewConnectionThatSendsNothing) {
@@ -600,7 +600,7 @@ TEST_P(HttpServer, BoundsAResponseToAClientThatNeverReads) {
     raw_client c(ep);
     ASSERT_TRUE(c.send(head("GET", "/big")));
     // Never read: the server's write times out and the connection ends.
-    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }, 10000));
+    EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }, 10000));
 }
 
 TEST_P(HttpServer, AnswersAFailingHandlerWith500AndCloses) {
@@ -661,18 +661,18 @@ TEST_P(HttpServer, ForgetsAPeerThatVanishesMidHeadOrMidBody) {
         raw_client c(ep);
         ASSERT_TRUE(
             c.send(head("POST", "/echo", "Content-Length: 100000\r\n") + std::string(1000, 'b')));
-        ASSERT_TRUE(wait_until([&] { return http->connections() == 1; }));
+        ASSERT_TRUE(wait_for([&] { return http->connections() == 1; }, 10000));
     }
     {
         raw_client c(ep);
         ASSERT_TRUE(c.send("GET /text HTTP/1.1\r\nHost: "));
-        ASSERT_TRUE(wait_until([&] { return http->connections() == 1; }));
+        ASSERT_TRUE(wait_for([&] { return http->connections() == 1; }, 10000));
     }
     {
         raw_client c(ep);
         ASSERT_TRUE(c.send(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") + "10\r\nabc"));
     }
-    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+    EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }, 10000));
 }
 
 TEST_P(HttpServer, HeadAnswersCarryNoBody) {
@@ -785,7 +785,7 @@ TEST_P(HttpServer, StopClosesIdleConnectionsAtOnce) {
     serve_default();
     raw_client idle(ep), fresh(ep);
     ASSERT_EQ(200, idle.request(head("GET", "/text")));
-    ASSERT_TRUE(wait_until([&] { return http->connections() == 2; }));
+    ASSERT_TRUE(wait_for([&] { return http->connections() == 2; }, 10000));
     tcp->terminate();
     // Returning 0 within kLongUs proves it did not wait for the keep-alive
     // timeout (60 s).
@@ -825,7 +825,7 @@ TEST_P(HttpServer, StopLetsAnInFlightRequestFinishWithConnectionClose) {
     h.slow_us = 300'000;
     raw_client c(ep);
     ASSERT_TRUE(c.send(head("GET", "/slow")));
-    ASSERT_TRUE(wait_until([&] { return h.slow_started == 1; }));
+    ASSERT_TRUE(wait_for([&] { return h.slow_started == 1; }, 10000));
     tcp->terminate();
     int stopped = -2;
     std::atomic<bool> done{false};
@@ -849,7 +849,7 @@ TEST_P(HttpServer, StopTimesOutOnAHandlerThatTakesLonger) {
     h.slow_us = 1'000'000;
     raw_client c(ep);
     ASSERT_TRUE(c.send(head("GET", "/slow")));
-    ASSERT_TRUE(wait_until([&] { return h.slow_started == 1; }));
+    ASSERT_TRUE(wait_for([&] { return h.slow_started == 1; }, 10000));
     EXPECT_EQ(-1, http->stop(50'000));
     EXPECT_EQ(ETIMEDOUT, errno);
     EXPECT_EQ(1u, http->connections());
@@ -864,7 +864,7 @@ TEST_P(HttpServer, DeletingTheServerWithOpenConnectionsIsSafe) {
     ASSERT_EQ(200, idle.request(head("GET", "/text")));
     ASSERT_TRUE(busy.send(head("GET", "/slow")));
     ASSERT_TRUE(partial.send("GET /text HTTP/1.1\r\n"));
-    ASSERT_TRUE(wait_until([&] { return h.slow_started == 1; }));
+    ASSERT_TRUE(wait_for([&] { return h.slow_started == 1; }, 10000));
     tcp.reset();
     http.reset();  // returns once no connection uses it
     EXPECT_TRUE(idle.closed());
@@ -1047,7 +1047,7 @@ TEST_P(HttpsServer, ClosesClientsStuckInTheHandshakeAfterTheHandshakeTimeout) {
     EXPECT_TRUE(silent.closed(kLongUs));
     EXPECT_TRUE(half.closed(kLongUs));
     EXPECT_GE(us_since(t0), 150'000u);  // not before the deadline (200 ms)
-    EXPECT_TRUE(wait_until([&] { return http->connections() == 0; }));
+    EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }, 10000));
 }
 
 // stop() did not see connections in their handshake: it returned 0 at once
@@ -1057,7 +1057,7 @@ TEST_P(HttpsServer, StopEndsConnectionsStillInTheirHandshake) {
     raw_client silent(ep), half(ep);
     ASSERT_TRUE(silent.ok() && half.ok());
     ASSERT_TRUE(half.send(half_client_hello()));
-    ASSERT_TRUE(wait_until([&] { return http->connections() == 2; }));
+    ASSERT_TRUE(wait_for([&] { return http->connections() == 2; }, 10000));
     tcp->terminate();
     EXPECT_EQ(0, http->stop(kLongUs));
     EXPECT_EQ(0u, http->connections());

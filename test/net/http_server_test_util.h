@@ -13,7 +13,7 @@
 #include <photon/net/socket.h>
 #include <photon/thread/thread.h>
 
-#include "../io/engine_fixture.h"
+#include "../util/engine_fixture.h"
 #include "../thread/test_util.h"
 
 namespace photon_test {
@@ -134,12 +134,6 @@ protected:
         tcp->set_handler(http->get_connection_handler());
         ASSERT_EQ(0, tcp->start_loop(false));
         ep = tcp->getsockname();
-    }
-    // Waits (sleeping, so the server runs) until pred() or about `max_ms`.
-    template <typename P>
-    static bool wait_until(P pred, int max_ms = 10000) {
-        for (int i = 0; i < max_ms && !pred(); i++) photon::thread_usleep(1000);
-        return pred();
     }
     std::string url(std::string_view path) const {
         return "http://127.0.0.1:" + std::to_string(ep.port) + std::string(path);

@@ -10,7 +10,8 @@
 
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "net_test_util.h"
 
 using namespace photon;

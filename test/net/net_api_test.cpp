@@ -28,7 +28,10 @@
 #include <photon/net/curl.h>
 #endif
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
+#include "../util/fds.h"
+#include "../util/temp_dir.h"
 #include "net_test_util.h"
 
 using namespace photon;
@@ -470,11 +473,9 @@ protected:
 };
 
 TEST_P(CurlUds, GetGoesThroughTheUnixSocket) {
-    char path[] = "/tmp/photon-curl-uds-XXXXXX";
-    int fd = mkstemp(path);
-    ASSERT_GE(fd, 0);
-    ::close(fd);
-    unlink(path);  // a unique name for the socket
+    temp_dir dir("photon-curl-uds");
+    ASSERT_TRUE(dir.ok());
+    const std::string path = dir / "sock";
     std::unique_ptr<ISocketServer> uds(new_uds_server(true));
     std::unique_ptr<http::HTTPServer> http(http::new_http_server());
     int hits = 0;
@@ -486,13 +487,13 @@ TEST_P(CurlUds, GetGoesThroughTheUnixSocket) {
     };
     http->add_handler(hello);
     uds->set_handler(http->get_connection_handler());
-    ASSERT_EQ(0, uds->bind(path));
+    ASSERT_EQ(0, uds->bind(path.c_str()));
     ASSERT_EQ(0, uds->listen());
     ASSERT_EQ(0, uds->start_loop(false));
     {
         my_curl c;
         StringWriter w;
-        c.timeout_ms(10000).set_unix_socket(path);
+        c.timeout_ms(10000).set_unix_socket(path.c_str());
         // The host in the URL is only its Host field: nothing listens there.
         EXPECT_EQ(200, c.GET("http://127.0.0.1:1/x", &w));
         EXPECT_EQ("over uds /x", w.string);

@@ -1,12 +1,16 @@
 // The keep-alive pool: reuse of an idle connection (same local port), and
 // the ways one leaves the pool: an error or EOF while lent, the server
 // closing it while idle, expiry, and a failing heartbeat.
+#include <poll.h>
+#include <sys/ioctl.h>
+
 #include <memory>
 #include <string>
 
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -134,7 +138,11 @@ TEST_P(SocketPool, AStreamWithUnreadBufferedBytesIsNotReused) {
     char buf[8];
     ASSERT_EQ(4, a->read(buf, 4));
     ASSERT_EQ(8, a->write("pongpong", 8));
-    thread_usleep(5000);            // both halves in c's receive queue
+    int fd = c->get_underlay_fd();
+    ASSERT_TRUE(wait_for([&] {  // both halves in c's receive queue
+        int queued = 0;
+        return ioctl(fd, FIONREAD, &queued) == 0 && queued == 8;
+    }));
     ASSERT_EQ(4, c->read(buf, 4));  // takes them both, hands out one
     c.reset();
     c.reset(pool->connect(ep));  // the check is made here, on reuse
@@ -150,9 +158,13 @@ TEST_P(SocketPool, DropsAConnectionTheServerClosedWhileIdle) {
     std::unique_ptr<ISocketStream> a(server->accept());
     ASSERT_TRUE(c && a);
     uint16_t port = c->getsockname().port;
+    int fd = c->get_underlay_fd();
     c.reset();
-    a.reset();                 // closed while idle in the pool
-    thread_usleep(20 * 1000);  // let the FIN arrive
+    a.reset();                  // closed while idle in the pool
+    ASSERT_TRUE(wait_for([&] {  // the FIN arrived on the pooled fd
+        pollfd p = {fd, POLLRDHUP, 0};
+        return ::poll(&p, 1, 0) == 1 && (p.revents & POLLRDHUP);
+    }));
     c.reset(pool->connect(ep));
     std::unique_ptr<ISocketStream> a2(server->accept());
     ASSERT_TRUE(c && a2);

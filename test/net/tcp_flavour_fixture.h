@@ -9,7 +9,8 @@
 
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 
 namespace photon_test {
 
@@ -32,9 +33,7 @@ protected:
     void TearDown() override {
         client.reset();
         server.reset();
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        fini_vcpu();
     }
     TcpKind kind() const { return std::get<1>(GetParam()); }
     photon::net::ISocketServer* new_server() const {
@@ -57,17 +56,15 @@ protected:
 
 inline std::string tcp_param_name(const ::testing::TestParamInfo<TcpParam>& info) {
     static const char* kinds[] = {"_tcp", "_iouring_tcp", "_zerocopy_tcp"};
-    std::string e = std::get<0>(info.param) == photon::INIT_EVENT_IOURING ? "iouring" : "epoll";
-    return e + kinds[std::get<1>(info.param)];
+    return engine_label(std::get<0>(info.param)) + kinds[std::get<1>(info.param)];
 }
 
-#define PHOTON_INSTANTIATE_TCP_FLAVOUR_TESTS(suite)                                  \
-    INSTANTIATE_TEST_SUITE_P(                                                        \
-        Engines, suite,                                                              \
-        ::testing::Combine(                                                          \
-            ::testing::Values(photon::INIT_EVENT_EPOLL, photon::INIT_EVENT_IOURING), \
-            ::testing::Values(::photon_test::kTcp, ::photon_test::kIouring,          \
-                              ::photon_test::kZerocopy)),                            \
+#define PHOTON_INSTANTIATE_TCP_FLAVOUR_TESTS(suite)                                        \
+    INSTANTIATE_TEST_SUITE_P(                                                              \
+        Engines, suite,                                                                    \
+        ::testing::Combine(PHOTON_TEST_EVENT_ENGINES,                                      \
+                           ::testing::Values(::photon_test::kTcp, ::photon_test::kIouring, \
+                                             ::photon_test::kZerocopy)),                   \
         ::photon_test::tcp_param_name)
 
 }  // namespace photon_test

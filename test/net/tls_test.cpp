@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,7 +21,8 @@
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "net_test_util.h"
 #include "tls_test_util.h"
 
@@ -395,7 +398,9 @@ TEST_P(TlsRaw, SmallWritesToALateReaderArriveWholeAndInOrder) {
     std::unique_ptr<ISocketStream> s(connect(cctx));
     ASSERT_NE(nullptr, s);
     ASSERT_EQ(0, tls_stream_handshake(s.get()));
-    thread_usleep(50 * 1000);  // let the server's socket fill up
+    // The server has written and parked: its socket is full.
+    ASSERT_TRUE(wait_for(
+        [&] { return written > 0 && photon::thread_stat(peer.th) == photon::SLEEPING; }, 10000));
     std::string got(kRecords * kRecord, 0);
     ASSERT_EQ((ssize_t)got.size(), s->read(&got[0], got.size()));
     peer.join();
@@ -429,7 +434,10 @@ TEST_P(TlsRaw, AWriteAfterThePeerResetSaysEconnreset) {
     struct linger lg = {1, 0};  // close with RST
     ASSERT_EQ(0, ::setsockopt(s->get_underlay_fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
     s.reset();
-    thread_usleep(20 * 1000);  // the reset reaches the server's socket
+    ASSERT_TRUE(wait_for([&] {  // the reset reached the server's socket
+        pollfd p = {raw->get_underlay_fd(), POLLIN, 0};
+        return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+    }));
     EXPECT_EQ(-1, tls->write("x", 1));
     EXPECT_EQ(ECONNRESET, errno) << strerror(errno);
     tls.reset();
@@ -480,6 +488,7 @@ TEST_P(Tls, CloseNotifyQueuesBehindAPendingIouringSend) {
     std::string out = pattern(kTotal);
     std::atomic<uint16_t> port{0};
     std::atomic<bool> accepted{false}, reader_done{false};
+    std::atomic<bool> writer_stalled{false}, emptied{false};  // see below
     size_t got = 0;
     ssize_t end = -2;
     bool intact = false;
@@ -494,10 +503,14 @@ TEST_P(Tls, CloseNotifyQueuesBehindAPendingIouringSend) {
                     raw ? new_tls_stream(sctx, raw.get(), SecurityRole::Server) : nullptr);
                 if (tls) {
                     tls->timeout(kLongUs);
-                    thread_usleep(50 * 1000);  // the writer's socket fills up meanwhile
+                    // Reads nothing until the writer's socket is full.
+                    wait_for([&] { return writer_stalled.load(); }, 10000);
+                    int fd = raw->get_underlay_fd(), left = -1;
                     std::string in(kTotal, 0);
-                    while (got < kTotal && (end = tls->recv(&in[got], kTotal - got)) > 0)
+                    while (got < kTotal && (end = tls->recv(&in[got], kTotal - got)) > 0) {
                         got += end;
+                        if (ioctl(fd, FIONREAD, &left) == 0 && left == 0) emptied = true;
+                    }
                     char c;
                     if (got == kTotal) end = tls->recv(&c, 1);
                     intact = memcmp(in.data(), out.data(), got) == 0;
@@ -532,9 +545,21 @@ TEST_P(Tls, CloseNotifyQueuesBehindAPendingIouringSend) {
     ASSERT_EQ(0, s->setsockopt(SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)));
     ssize_t written = -1;
     auto writer = spawn([&] { written = s->write(out.data(), out.size()); });
-    thread_usleep(20 * 1000);  // the writer parks with its records in a send request
-    auto until = Clock::now() + std::chrono::milliseconds(100);
-    while (Clock::now() < until) {  // no syscall: the reader drains the socket meanwhile
+    // The writer parks with its records in a send request that the full
+    // socket cannot take.
+    int fd = s->get_underlay_fd();
+    ASSERT_TRUE(wait_for(
+        [&] {
+            pollfd p = {fd, POLLOUT, 0};
+            return ::poll(&p, 1, 0) == 0 && photon::thread_stat(writer.th) == photon::SLEEPING;
+        },
+        10000));
+    writer_stalled = true;
+    // No syscall (none enters the ring) until the reader has emptied its
+    // receive queue, so that the socket has room again; bounded for a
+    // broken reader.
+    auto until = Clock::now() + std::chrono::seconds(10);
+    while (!emptied && !reader_done && Clock::now() < until) {
     }
     EXPECT_EQ(0, s->shutdown(ShutdownHow::Write));
     writer.join();

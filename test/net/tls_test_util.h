@@ -19,6 +19,8 @@
 
 #include <photon/thread/thread.h>
 
+#include "../util/temp_dir.h"
+
 namespace photon_test {
 
 inline std::string slurp(const std::string& path) {
@@ -44,14 +46,12 @@ public:
         return pki;
     }
     bool ok() const { return ok_; }
-    std::string path(const std::string& name) const { return dir_ + "/" + name; }
+    std::string path(const std::string& name) const { return dir_ / name; }
     std::string pem(const std::string& name) const { return slurp(path(name)); }
 
 private:
     test_pki() {
-        char tmpl[] = "/tmp/photon-tls-XXXXXX";
-        if (!mkdtemp(tmpl)) return;
-        dir_ = tmpl;
+        if (!dir_.ok()) return;
         std::ofstream(path("gen.sh")) << R"(set -e
 K='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
 gen() {
@@ -72,15 +72,11 @@ openssl pkey -in srv.key -aes256 -passout pass:secret -out srv_enc.key
 mkdir cadir && cp ca.pem cadir/ && openssl rehash cadir
 echo done > ok
 )";
-        std::string cmd = "cd " + dir_ + " && sh gen.sh > log 2>&1";
+        std::string cmd = "cd " + dir_.path() + " && sh gen.sh > log 2>&1";
         ok_ = system(cmd.c_str()) == 0 && std::filesystem::exists(path("ok"));
     }
-    ~test_pki() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
 
-    std::string dir_;
+    temp_dir dir_{"photon-tls"};  // removed at exit
     bool ok_ = false;
 };
 

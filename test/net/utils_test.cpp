@@ -8,7 +8,8 @@
 #include <photon/net/utils-stdstring.h>
 #include <photon/net/utils.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 
 using namespace photon;
 using namespace photon::net;

@@ -6,7 +6,8 @@
 
 #include <photon/net/socket.h>
 
-#include "../io/engine_fixture.h"
+#include "../thread/test_util.h"
+#include "../util/engine_fixture.h"
 #include "net_test_util.h"
 
 using namespace photon;
@@ -48,9 +49,7 @@ protected:
     void TearDown() override {
         client.reset();
         server.reset();
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
+        fini_vcpu();
     }
     // Sends `count` blocks of `size` bytes, scribbling over the buffer as
     // soon as each send returns; the peer must still see the patterns.
@@ -106,14 +105,13 @@ TEST_P(Zerocopy, WriteOfALargeBufferIsWholeAndIntact) {
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
     static const char* kinds[] = {"zerocopy_tcp", "tcp_with_flag", "iouring_with_flag"};
-    std::string e = std::get<0>(info.param) == photon::INIT_EVENT_IOURING ? "iouring" : "epoll";
-    return e + "_" + kinds[std::get<1>(info.param)];
+    return engine_label(std::get<0>(info.param)) + "_" + kinds[std::get<1>(info.param)];
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Engines, Zerocopy,
-    ::testing::Combine(::testing::Values(photon::INIT_EVENT_EPOLL, photon::INIT_EVENT_IOURING),
-                       ::testing::Values(kZerocopyTcp, kTcpWithFlag, kIouringWithFlag)),
-    param_name);
+INSTANTIATE_TEST_SUITE_P(Engines, Zerocopy,
+                         ::testing::Combine(PHOTON_TEST_EVENT_ENGINES,
+                                            ::testing::Values(kZerocopyTcp, kTcpWithFlag,
+                                                              kIouringWithFlag)),
+                         param_name);
 
 }  // namespace

@@ -17,10 +17,11 @@
 #include <photon/photon.h>
 #include <photon/thread/thread11.h>
 
-#include "../io/engine_fixture.h"
+#include "../util/engine_fixture.h"
 #include "../net/net_test_util.h"
 #include "../net/tls_test_util.h"
 #include "../thread/test_util.h"
+#include "../util/temp_dir.h"
 #include "rpc_messages.h"
 
 using namespace photon;
@@ -74,7 +75,7 @@ protected:
         server.reset();
         sk.reset();
         client.reset();
-        EXPECT_EQ(0, fini());
+        photon_test::fini_vcpu();
     }
     rpc::Stub* connect_stub() {
         auto s = client->connect(ep);
@@ -574,9 +575,9 @@ TEST_P(Rpc, StubPoolSharesExpiresAndReconnects) {
 }
 
 TEST_P(Rpc, UnixDomainStubPool) {
-    char dir[] = "/tmp/photon-rpc-XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(dir));
-    std::string path = std::string(dir) + "/sock";
+    photon_test::temp_dir dir("photon-rpc");
+    ASSERT_TRUE(dir.ok());
+    const std::string path = dir / "sock";
     std::unique_ptr<ISocketServer> uds(new_uds_server(true));
     ASSERT_EQ(0, uds->bind(path.c_str(), path.size()));
     ASSERT_EQ(0, uds->listen());
@@ -592,8 +593,6 @@ TEST_P(Rpc, UnixDomainStubPool) {
     pool->put_stub(EndPoint(), true);
     pool.reset();
     uds.reset();
-    unlink(path.c_str());
-    rmdir(dir);
 }
 
 TEST_P(Rpc, StubPoolOverTls) {
@@ -653,10 +652,6 @@ TEST_P(Rpc, LargeMessages) {
     EXPECT_EQ(EMSGSIZE, errno);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, Rpc, ::testing::Values(INIT_EVENT_EPOLL, INIT_EVENT_IOURING),
-                         [](const ::testing::TestParamInfo<uint64_t>& i) {
-                             return std::string(i.param == INIT_EVENT_IOURING ? "iouring"
-                                                                              : "epoll");
-                         });
+PHOTON_INSTANTIATE_ENGINE_TESTS(Rpc);
 
 }  // namespace

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "../util/wait.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -37,11 +39,7 @@ constexpr st_utime_t kShort = 20 * 1000;
 
 // Yields until `th` sleeps (bounded); true if it does.
 bool until_sleeping(st_thread_t th) {
-    for (int i = 0; i < 100000; i++) {
-        if (photon::thread_stat(static_cast<photon::thread*>(th)) == photon::SLEEPING) return true;
-        st_usleep(0);
-    }
-    return false;
+    return photon_test::until_sleeping(static_cast<photon::thread*>(th));
 }
 
 // A joinable ST coroutine running f(), a captureless lambda taking a T*.

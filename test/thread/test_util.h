@@ -1,6 +1,6 @@
-// Helpers shared by the tests of test/thread/: a fixture that makes the
-// test's OS thread a vCPU, wall-clock timing, bounded waits, and joinable
-// coroutines.
+// Helpers shared by the tests of test/thread/ and above: wall-clock timing,
+// joinable coroutines, child processes; with test/util/'s vCPU fixtures and
+// bounded waits, which it includes.
 #pragma once
 
 #include <photon/photon.h>
@@ -18,23 +18,10 @@
 #include <cstdint>
 #include <utility>
 
+#include "../util/engine_fixture.h"
+#include "../util/wait.h"
+
 namespace photon_test {
-
-// ---- fixture ---------------------------------------------------------------
-
-// Makes the test's OS thread a vCPU for the duration of each test. A test may
-// end it early with photon::fini(); TearDown then has nothing left to do.
-class VcpuTest : public ::testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE));
-    }
-    void TearDown() override {
-        if (photon::CURRENT) {
-            EXPECT_EQ(0, photon::fini());
-        }
-    }
-};
 
 // ---- time ------------------------------------------------------------------
 
@@ -51,29 +38,6 @@ inline uint64_t us_since(Clock::time_point t0) {
 // Milliseconds since `t0`, with fractions.
 inline double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// ---- waiting ---------------------------------------------------------------
-
-// Sleeps in 1 ms steps (on a vCPU) until pred() holds, at most max_ms steps.
-template <typename P>
-bool wait_for(P pred, int max_ms = 5000) {
-    for (int i = 0; i < max_ms && !pred(); i++) photon::thread_usleep(1000);
-    return pred();
-}
-
-// Lets the other ready coroutines of this vCPU run for a while.
-inline void run_others(int rounds = 20) {
-    for (int i = 0; i < rounds; i++) photon::thread_yield();
-}
-
-// Yields until `th` sleeps (bounded); true if it does.
-inline bool until_sleeping(photon::thread* th) {
-    for (int i = 0; i < 100000; i++) {
-        if (photon::thread_stat(th) == photon::SLEEPING) return true;
-        photon::thread_yield();
-    }
-    return false;
 }
 
 // ---- coroutines ------------------------------------------------------------
