@@ -14,7 +14,6 @@
 //
 // Prints PASS/FAIL per case; exits 0 if all passed, 1 otherwise, 77 if the
 // engine is not available here (io_uring refused by the kernel).
-#include <dirent.h>
 #include <signal.h>
 
 #include <cerrno>
@@ -31,6 +30,8 @@
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
+
+#include "../util/fd_count.h"
 
 namespace {
 
@@ -459,23 +460,13 @@ bool normal_requests(Env& env, std::string* why) {
     return true;
 }
 
-int count_fds() {
-    DIR* d = opendir("/proc/self/fd");
-    if (!d) return -1;
-    int n = 0;
-    while (auto e = readdir(d))
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    return n - 1;  // the directory's own descriptor
-}
-
 int run(Env& env, const char* ca) {
     std::unique_ptr<TLSContext> tls;
     if (env.tls) {
         tls.reset(new_tls_context());
         if (!tls || tls->set_ca_file(ca) < 0) return perror("hostile_fetch: TLS context"), 1;
     }
-    int fds0 = count_fds();
+    int fds0 = photon_test::count_open_fds();
     env.client = new_http_client(nullptr, tls.get());
     env.client->timeout_ms(kTimeoutMs);
     const char* mode = env.tls ? "tls" : "plain";
@@ -500,7 +491,7 @@ int run(Env& env, const char* ca) {
     delete env.client;
     env.client = nullptr;
     photon::thread_usleep(50 * 1000);  // let closes on io_uring complete
-    int fds1 = count_fds();
+    int fds1 = photon_test::count_open_fds();
     bool fds_ok = fds1 <= fds0 + kFdSlack;
     if (!fds_ok) failures++;
     printf("%-5s [%s] descriptors: %d at the start, %d at the end (slack %d)\n",

@@ -13,7 +13,6 @@
 // Prints "listening PORT", serves until SIGTERM or SIGINT, shuts the skeleton
 // down (at most 5 s for running calls), prints "fds N" (its open
 // descriptors, for a leak check) and exits 0.
-#include <dirent.h>
 #include <signal.h>
 
 #include <atomic>
@@ -28,6 +27,8 @@
 #include <photon/photon.h>
 #include <photon/rpc/rpc.h>
 #include <photon/thread/thread.h>
+
+#include "../util/fd_count.h"
 
 namespace {
 
@@ -63,16 +64,6 @@ struct Service {
         return 0;
     }
 };
-
-int count_fds() {
-    DIR* d = opendir("/proc/self/fd");
-    if (!d) return -1;
-    int n = 0;
-    while (auto e = readdir(d))
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    return n - 1;  // the directory's own descriptor
-}
 
 int serve(uint16_t port) {
     Service service;
@@ -119,7 +110,7 @@ int main(int argc, char** argv) {
         return 77;
     }
     int r = serve((uint16_t)atoi(argv[1]));
-    printf("fds %d\n", count_fds());
+    printf("fds %d\n", photon_test::count_open_fds());
     fflush(stdout);
     photon::fini();
     return r < 0 ? 1 : 0;

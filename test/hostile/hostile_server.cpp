@@ -12,7 +12,6 @@
 // Logs to stderr. Prints "listening PORT", serves until SIGTERM or SIGINT, stops the server
 // gracefully and prints "fds N" (its open descriptors, for a leak check)
 // before exiting 0.
-#include <dirent.h>
 #include <signal.h>
 
 #include <atomic>
@@ -30,6 +29,8 @@
 #include <photon/net/socket.h>
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
+
+#include "../util/fd_count.h"
 
 namespace {
 
@@ -72,16 +73,6 @@ private:
         return 0;
     }
 };
-
-int count_fds() {
-    DIR* d = opendir("/proc/self/fd");
-    if (!d) return -1;
-    int n = 0;
-    while (auto e = readdir(d))
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    return n - 1;  // the directory's own descriptor
-}
 
 int serve(uint16_t port, const char* cert, const char* key, uint64_t deadline_ms) {
     ServerOptions opt;
@@ -151,7 +142,7 @@ int main(int argc, char** argv) {
     }
     int r = serve((uint16_t)atoi(argv[1]), argc == 4 ? argv[2] : nullptr,
                   argc == 4 ? argv[3] : nullptr, deadline_ms);
-    printf("fds %d\n", count_fds());
+    printf("fds %d\n", photon_test::count_open_fds());
     fflush(stdout);
     photon::fini();
     return r < 0 ? 1 : 0;
