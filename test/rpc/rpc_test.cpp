@@ -221,7 +221,8 @@ TEST_P(Rpc, TimeoutLeavesOthersAndStubIntact) {
     t.join();
     EXPECT_GT(fast, 0);
     EXPECT_EQ("fast", out_fast);
-    thread_usleep(400 * 1000);  // the late reply arrives and is dropped
+    // The slow call's handler finishes; its late reply is dropped by the stub.
+    ASSERT_TRUE(photon_test::wait_for([&] { return svc.running == 0; }));
     std::string out;
     EXPECT_GT(echo(s, "after", &out), 0);
     EXPECT_EQ("after", out);
@@ -235,7 +236,7 @@ TEST_P(Rpc, InterruptedCallerLeavesAlone) {
         r = echo(s, "interrupt me", nullptr, 200);
         e = errno;
     });
-    thread_usleep(20 * 1000);
+    ASSERT_TRUE(photon_test::until_sleeping(t.th));  // parked for its reply
     thread_interrupt(t.th);
     t.join();
     EXPECT_EQ(-1, r);
@@ -526,7 +527,7 @@ TEST_P(Rpc, GracefulShutdownLetsRunningCallsFinish) {
     std::string out;
     int r = 0;
     auto t = spawn([&] { r = echo(s, "finishing", &out, 150); });
-    thread_usleep(30 * 1000);
+    ASSERT_TRUE(photon_test::wait_for([&] { return svc.running == 1; }));
     EXPECT_EQ(0, sk->shutdown(true));
     t.join();
     EXPECT_GT(r, 0);
@@ -539,7 +540,7 @@ TEST_P(Rpc, ShutdownDeadlineInterruptsStragglers) {
     ASSERT_NE(nullptr, s);
     int r = 0;
     auto t = spawn([&] { r = echo(s, "forever", nullptr, 10 * 1000); });
-    thread_usleep(30 * 1000);
+    ASSERT_TRUE(photon_test::wait_for([&] { return svc.running == 1; }));
     auto t0 = now;
     errno = 0;
     EXPECT_EQ(-1, sk->shutdown(true, 100 * 1000));
