@@ -216,70 +216,70 @@ size_t iovector_view::pipe_iov(iovector_view dest, iovector_view& src, size_t si
 // ---- iovector
 
 int iovector::resize(uint16_t nn) {
-    if (m_begin + nn > m_capacity) return errno = ENOBUFS, -1;
-    m_end = (uint16_t)(m_begin + nn);
+    if (begin_ + nn > capacity_) return errno = ENOBUFS, -1;
+    end_ = (uint16_t)(begin_ + nn);
     return 0;
 }
 
 int iovector::assign(const struct iovec* iovs, uint16_t iovcnt) {
-    if (m_begin + iovcnt > m_capacity) return errno = ENOBUFS, -1;
-    memmove(m_iovs + m_begin, iovs, iovcnt * sizeof(*iovs));
-    m_end = (uint16_t)(m_begin + iovcnt);
+    if (begin_ + iovcnt > capacity_) return errno = ENOBUFS, -1;
+    memmove(iovs_ + begin_, iovs, iovcnt * sizeof(*iovs));
+    end_ = (uint16_t)(begin_ + iovcnt);
     return 0;
 }
 
 size_t iovector::push_front(struct iovec iov) {
-    if (m_begin == 0) return errno = ENOBUFS, 0;
-    m_iovs[--m_begin] = iov;
+    if (begin_ == 0) return errno = ENOBUFS, 0;
+    iovs_[--begin_] = iov;
     return iov.iov_len;
 }
 
 size_t iovector::push_back(struct iovec iov) {
-    if (m_end >= m_capacity) return errno = ENOBUFS, 0;
-    m_iovs[m_end++] = iov;
+    if (end_ >= capacity_) return errno = ENOBUFS, 0;
+    iovs_[end_++] = iov;
     return iov.iov_len;
 }
 
 // Both ends: allocate piece by piece; on any failure free what this call
 // allocated and restore the element range.
 size_t iovector::push_front(size_t bytes) {
-    auto begin0 = m_begin;
-    auto nbases0 = m_nbases;
+    auto begin0 = begin_;
+    auto nbases0 = nbases_;
     for (size_t left = bytes; left;) {
-        struct iovec v = m_begin ? new_iovec(left) : (errno = ENOBUFS, ::iovec{nullptr, 0});
+        struct iovec v = begin_ ? new_iovec(left) : (errno = ENOBUFS, ::iovec{nullptr, 0});
         if (!v.iov_len) {
-            m_begin = begin0;
+            begin_ = begin0;
             release_bases_after(nbases0);
             return 0;
         }
         left -= v.iov_len;
-        m_iovs[--m_begin] = v;
+        iovs_[--begin_] = v;
     }
     // Pieces went in back to front; put them in address order of the bytes.
-    std::reverse(m_iovs + m_begin, m_iovs + begin0);
+    std::reverse(iovs_ + begin_, iovs_ + begin0);
     return bytes;
 }
 
 size_t iovector::push_back(size_t bytes) {
-    auto end0 = m_end;
-    auto nbases0 = m_nbases;
+    auto end0 = end_;
+    auto nbases0 = nbases_;
     for (size_t left = bytes; left;) {
         struct iovec v =
-            m_end < m_capacity ? new_iovec(left) : (errno = ENOBUFS, ::iovec{nullptr, 0});
+            end_ < capacity_ ? new_iovec(left) : (errno = ENOBUFS, ::iovec{nullptr, 0});
         if (!v.iov_len) {
-            m_end = end0;
+            end_ = end0;
             release_bases_after(nbases0);
             return 0;
         }
         left -= v.iov_len;
-        m_iovs[m_end++] = v;
+        iovs_[end_++] = v;
     }
     return bytes;
 }
 
-size_t iovector::pop_front() { return empty() ? 0 : m_iovs[m_begin++].iov_len; }
+size_t iovector::pop_front() { return empty() ? 0 : iovs_[begin_++].iov_len; }
 
-size_t iovector::pop_back() { return empty() ? 0 : m_iovs[--m_end].iov_len; }
+size_t iovector::pop_back() { return empty() ? 0 : iovs_[--end_].iov_len; }
 
 size_t iovector::shrink_to(size_t size) {
     return consume_back([&](iovector_view& v) { return v.shrink_to(size); });
@@ -313,7 +313,7 @@ ssize_t iovector::extract_back(size_t bytes, iovector_view* iov) {
 ssize_t iovector::extract_front(size_t bytes, iovector* iov) {
     if (!iov || iov == this) return errno = EINVAL, -1;
     if (!bytes) return 0;
-    iovector_view room(iov->m_iovs + iov->m_begin, iov->m_capacity - iov->m_begin);
+    iovector_view room(iov->iovs_ + iov->begin_, iov->capacity_ - iov->begin_);
     auto ret =
         (ssize_t)consume_front([&](iovector_view& v) { return v.extract_front(bytes, &room); });
     if (ret >= 0) iov->update(room);
@@ -323,7 +323,7 @@ ssize_t iovector::extract_front(size_t bytes, iovector* iov) {
 ssize_t iovector::extract_back(size_t bytes, iovector* iov) {
     if (!iov || iov == this) return errno = EINVAL, -1;
     if (!bytes) return 0;
-    iovector_view room(iov->m_iovs + iov->m_begin, iov->m_capacity - iov->m_begin);
+    iovector_view room(iov->iovs_ + iov->begin_, iov->capacity_ - iov->begin_);
     auto ret =
         (ssize_t)consume_back([&](iovector_view& v) { return v.extract_back(bytes, &room); });
     if (ret >= 0) iov->update(room);
@@ -351,18 +351,18 @@ void* iovector::extract_back_continuous(size_t bytes) {
 void iovector::operator=(iovector&& rhs) {
     if (this == &rhs) return;
     uint16_t n = rhs.iovcnt();
-    if (n > m_capacity || rhs.m_nbases > m_capacity) {
+    if (n > capacity_ || rhs.nbases_ > capacity_) {
         errno = ENOBUFS;
         return;
     }
     dispose();
-    m_begin = std::min<uint16_t>(m_begin, (uint16_t)(m_capacity - n));
-    m_end = (uint16_t)(m_begin + n);
-    memcpy(m_iovs + m_begin, rhs.iovec(), n * sizeof(struct iovec));
-    *m_alloc = *rhs.m_alloc;  // the buffers go back to the allocator that made them
-    memcpy(m_bases, rhs.m_bases, rhs.m_nbases * sizeof(void*));
-    m_nbases = rhs.m_nbases;
-    rhs.m_nbases = 0;
+    begin_ = std::min<uint16_t>(begin_, (uint16_t)(capacity_ - n));
+    end_ = (uint16_t)(begin_ + n);
+    memcpy(iovs_ + begin_, rhs.iovec(), n * sizeof(struct iovec));
+    *alloc_ = *rhs.alloc_;  // the buffers go back to the allocator that made them
+    memcpy(bases_, rhs.bases_, rhs.nbases_ * sizeof(void*));
+    nbases_ = rhs.nbases_;
+    rhs.nbases_ = 0;
     rhs.clear();
 }
 
@@ -378,33 +378,33 @@ void iovector::dispose() {
 }
 
 void iovector::release_bases_after(uint16_t nbases) {
-    while (m_nbases > nbases) m_alloc->deallocate(m_bases[--m_nbases]);
+    while (nbases_ > nbases) alloc_->deallocate(bases_[--nbases_]);
 }
 
 void* iovector::do_malloc(size_t size) {
-    if (m_nbases >= m_capacity) return errno = ENOBUFS, nullptr;
+    if (nbases_ >= capacity_) return errno = ENOBUFS, nullptr;
     if (size > INT_MAX) return errno = ENOMEM, nullptr;
     void* p = nullptr;
-    int got = m_alloc->allocate({(int)size, (int)size}, &p);
+    int got = alloc_->allocate({(int)size, (int)size}, &p);
     if (got < (int)size || !p) {
-        if (got >= 0 && p) m_alloc->deallocate(p);
+        if (got >= 0 && p) alloc_->deallocate(p);
         if (got >= 0) errno = ENOMEM;
         return nullptr;
     }
-    m_bases[m_nbases++] = p;
+    bases_[nbases_++] = p;
     return p;
 }
 
 struct iovec iovector::new_iovec(size_t size) {
-    if (m_nbases >= m_capacity) return errno = ENOBUFS, ::iovec{nullptr, 0};
+    if (nbases_ >= capacity_) return errno = ENOBUFS, ::iovec{nullptr, 0};
     int want = size > INT_MAX ? INT_MAX : (int)size;
     void* p = nullptr;
-    int got = m_alloc->allocate({1, want}, &p);
+    int got = alloc_->allocate({1, want}, &p);
     if (got < 1 || !p) {
         if (got >= 0) errno = ENOMEM;
         return {nullptr, 0};
     }
-    m_bases[m_nbases++] = p;
+    bases_[nbases_++] = p;
     return {p, (size_t)std::min(got, want)};
 }
 

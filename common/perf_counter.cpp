@@ -64,7 +64,7 @@ void report_due(registry& r) {
                 // A value reported between the two exchanges counts in one
                 // interval's sum and the next one's count: a negligible skew.
                 uint64_t sum = pc->_value.exchange(0, std::memory_order_relaxed);
-                uint64_t count = pc->_count.exchange(0, std::memory_order_relaxed);
+                uint64_t count = pc->count_.exchange(0, std::memory_order_relaxed);
                 write_line(*r.out, date, name, count ? (double)sum / (double)count : 0.0);
                 break;
             }

@@ -13,9 +13,9 @@ namespace fs {
 
 void Path::iterator::set(const char* p) {
     if (!p) return init_view(nullptr, 0);
-    while (p < end && *p == '/') ++p;
+    while (p < end_ && *p == '/') ++p;
     const char* name = p;
-    while (p < end && *p != '/') ++p;
+    while (p < end_ && *p != '/') ++p;
     init_view(name, p - name);
 }
 
@@ -55,9 +55,9 @@ int mkdir_recursive(const string_view& pathname, IFileSystem* fs, mode_t mode) {
 // ---- Walker -------------------------------------------------------------------
 
 Walker::Walker(IFileSystem* fs, string_view path) {
-    m_path_buffer[0] = '\0';
+    path_buffer_[0] = '\0';
     if (!fs) return;
-    m_filesystem = fs;
+    filesystem_ = fs;
     if (!path_push_back(path) || enter_dir() < 0) {
         stop(errno);
         return;
@@ -70,18 +70,18 @@ Walker::Walker(IFileSystem* fs, string_view path) {
 }
 
 int Walker::stop(int err) {
-    m_path_len = 0;
-    m_path_buffer[0] = '\0';
-    while (!m_stack.empty()) m_stack.pop();
+    path_len_ = 0;
+    path_buffer_[0] = '\0';
+    while (!stack_.empty()) stack_.pop();
     if (err) errno = err;
     return -1;
 }
 
 int Walker::enter_dir() {
     // An empty start is the current directory ("." : a subfs's root).
-    auto dir = m_filesystem->opendir(m_path_len ? m_path_buffer : ".");
-    if (!dir) LOG_ERRNO_RETURN(0, -1, "Walker: cannot open directory ", m_path_buffer);
-    m_stack.emplace(dir);
+    auto dir = filesystem_->opendir(path_len_ ? path_buffer_ : ".");
+    if (!dir) LOG_ERRNO_RETURN(0, -1, "Walker: cannot open directory ", path_buffer_);
+    stack_.emplace(dir);
     return 0;
 }
 
@@ -89,52 +89,52 @@ int Walker::is_dir(dirent* entry) {
     if (entry->d_type == DT_DIR) return 1;
     if (entry->d_type != DT_UNKNOWN) return 0;
     struct stat st;
-    if (m_filesystem->lstat(m_path_buffer, &st) < 0)
-        LOG_ERRNO_RETURN(0, -1, "Walker: cannot lstat ", m_path_buffer);
+    if (filesystem_->lstat(path_buffer_, &st) < 0)
+        LOG_ERRNO_RETURN(0, -1, "Walker: cannot lstat ", path_buffer_);
     return S_ISDIR(st.st_mode);
 }
 
 bool Walker::path_push_back(string_view s) {
-    if (m_path_len + s.size() >= sizeof(m_path_buffer)) {
+    if (path_len_ + s.size() >= sizeof(path_buffer_)) {
         errno = ENAMETOOLONG;
         return false;
     }
-    memcpy(m_path_buffer + m_path_len, s.data(), s.size());
-    m_path_len += s.size();
-    m_path_buffer[m_path_len] = '\0';
+    memcpy(path_buffer_ + path_len_, s.data(), s.size());
+    path_len_ += s.size();
+    path_buffer_[path_len_] = '\0';
     return true;
 }
 
 void Walker::path_pop_back(size_t len1) {
-    m_path_len -= len1 < m_path_len ? len1 : m_path_len;
-    m_path_buffer[m_path_len] = '\0';
+    path_len_ -= len1 < path_len_ ? len1 : path_len_;
+    path_buffer_[path_len_] = '\0';
 }
 
 int Walker::next() {
-    if (m_stack.empty()) return stop(errno);
+    if (stack_.empty()) return stop(errno);
     // Leaving the entry we stopped at: drop its name, step the directory on.
-    if (m_path_len && m_path_buffer[m_path_len - 1] != '/') {
-        string_view p(m_path_buffer, m_path_len);
+    if (path_len_ && path_buffer_[path_len_ - 1] != '/') {
+        string_view p(path_buffer_, path_len_);
         path_pop_back(p.size() - p.rfind('/') - 1);
-        m_stack.top()->next();
+        stack_.top()->next();
     }
     for (;;) {
-        dirent* entry = m_stack.top()->get();
+        dirent* entry = stack_.top()->get();
         if (!entry) {  // this directory is done: back to its parent's next entry
-            m_stack.pop();
-            if (m_stack.empty()) return stop(0);
-            string_view p(m_path_buffer, m_path_len - 1);  // without the trailing '/'
-            path_pop_back(m_path_len - p.rfind('/') - 1);
-            m_stack.top()->next();
+            stack_.pop();
+            if (stack_.empty()) return stop(0);
+            string_view p(path_buffer_, path_len_ - 1);  // without the trailing '/'
+            path_pop_back(path_len_ - p.rfind('/') - 1);
+            stack_.top()->next();
             continue;
         }
         string_view name = entry->d_name;
         if (is_dots(name)) {
-            m_stack.top()->next();
+            stack_.top()->next();
             continue;
         }
         if (!path_push_back(name)) {
-            LOG_ERROR("Walker: path too long under ", m_path_buffer);
+            LOG_ERROR("Walker: path too long under ", path_buffer_);
             return stop(ENAMETOOLONG);
         }
         int dir = is_dir(entry);

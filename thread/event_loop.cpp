@@ -12,7 +12,7 @@ namespace {
 
 class EventLoopImpl : public EventLoop {
 public:
-    EventLoopImpl(Wait4Events wait, OnEvents on_event) : m_wait(wait), m_on_event(on_event) {}
+    EventLoopImpl(Wait4Events wait, OnEvents on_event) : wait_(wait), on_event_(on_event) {}
     ~EventLoopImpl() override { stop(); }
 
     void run() override {
@@ -40,7 +40,7 @@ public:
         // From a callback: the loop sees STOPPING once the callback returns.
         if (m_thread == photon::CURRENT) return;
         if (was == WAITING && m_thread) photon::thread_interrupt(m_thread);
-        while (m_state != STOP) m_cond.wait_no_lock();
+        while (m_state != STOP) cond_.wait_no_lock();
     }
 
 private:
@@ -54,20 +54,20 @@ private:
             m_state = WAITING;
             int ret;
             do {
-                ret = m_wait(this);
+                ret = wait_(this);
             } while (ret == 0 && m_state == WAITING);
             if (ret < 0 || m_state == STOPPING) break;
             m_state = RUNNING;
-            m_on_event(this);
+            on_event_(this);
         }
         m_state = STOP;
         m_thread = nullptr;
-        m_cond.notify_all();
+        cond_.notify_all();
     }
 
-    Wait4Events m_wait;
-    OnEvents m_on_event;
-    photon::condition_variable m_cond;  // notified when the loop ends
+    Wait4Events wait_;
+    OnEvents on_event_;
+    photon::condition_variable cond_;  // notified when the loop ends
 };
 
 }  // namespace

@@ -50,7 +50,7 @@ int qspinlock::try_lock() {
         put_node(h);
         return -1;
     }
-    _owner = h;
+    owner_ = h;
     return 0;
 }
 
@@ -70,14 +70,14 @@ int qspinlock::lock() {
                 spin_yield();
         }
     }
-    _owner = h;
+    owner_ = h;
     return 0;
 }
 
 void qspinlock::unlock() {
-    holder* h = _owner;
+    holder* h = owner_;
     if (!h) return;  // not held
-    _owner = nullptr;
+    owner_ = nullptr;
     holder* next = h->next.load(std::memory_order_acquire);
     if (!next) {
         holder* expected = h;

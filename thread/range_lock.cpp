@@ -36,7 +36,7 @@ uint64_t to_id(RangeLock::LockHandle* h) { return reinterpret_cast<uintptr_t>(h)
 }  // namespace
 
 RangeLock::~RangeLock() {
-    for (auto it = m_handles.begin(); it != m_handles.end(); ++it)
+    for (auto it = handles_.begin(); it != handles_.end(); ++it)
         if (it->second->empty()) delete it->second;  // the others are in the index
     for (auto n : m_index) {
         if (n->waiters) {
@@ -81,8 +81,8 @@ bool RangeLock::lock_or_wait(span r, uint64_t* id, uint64_t* offset, uint64_t* l
     n->offset = r.offset;
     n->length = r.end - r.offset;
     if (id) {
-        *id = n->id = ++m_next_id;
-        m_handles.emplace(n->id, n);
+        *id = n->id = ++next_id_;
+        handles_.emplace(n->id, n);
     }
     if (!n->empty()) m_index.insert(n);
     return true;
@@ -157,15 +157,15 @@ int RangeLock::adjust_range(LockHandle* h, uint64_t offset, uint64_t length) {
 
 // Under m_lock.
 RangeLock::node* RangeLock::find_handle(LockHandle* h) {
-    auto it = m_handles.find(to_id(h));  // id 0 (nullptr) is never there
-    return it == m_handles.end() ? nullptr : it->second;
+    auto it = handles_.find(to_id(h));  // id 0 (nullptr) is never there
+    return it == handles_.end() ? nullptr : it->second;
 }
 
 // Under m_lock, n out of the index: wakes its waiters to retry, and frees n
 // unless they are still to wake up.
 void RangeLock::release(node* n) {
     n->held = false;
-    if (n->id) m_handles.erase(n->id);
+    if (n->id) handles_.erase(n->id);
     n->cond.notify_all();
     if (n->waiters == 0) delete n;
 }

@@ -33,16 +33,16 @@ void __throw_system_error(int err_num, const char* msg) { detail::throw_error(er
 
 void thread::join() {
     if (!joinable()) detail::throw_error(EINVAL, "photon_std::thread::join: not joinable");
-    if (m_th == photon::CURRENT)
+    if (th_ == photon::CURRENT)
         detail::throw_error(EDEADLK, "photon_std::thread::join: joining itself");
-    photon::thread_join(reinterpret_cast<photon::join_handle*>(m_th));
-    m_th = nullptr;
+    photon::thread_join(reinterpret_cast<photon::join_handle*>(th_));
+    th_ = nullptr;
 }
 
 void thread::detach() {
     if (!joinable()) detail::throw_error(EPERM, "photon_std::thread::detach: not joinable");
-    photon::thread_enable_join(m_th, false);
-    m_th = nullptr;
+    photon::thread_enable_join(th_, false);
+    th_ = nullptr;
 }
 
 void this_thread::migrate() {

@@ -33,14 +33,14 @@ void throttle::try_signal() {
     uint64_t free;
     if (elapsed >= m_time_window) {  // a full window or more: a full bucket
         free = m_limit;
-        m_credit = 0;
+        credit_ = 0;
         last_retrieve = t;
     } else {
         // Whole slices only; what they earn beyond whole units carries over.
         const uint64_t step = elapsed - elapsed % m_time_window_per_slice;
-        const u128 total = (u128)m_limit * step + m_credit;
+        const u128 total = (u128)m_limit * step + credit_;
         free = (uint64_t)(total / m_time_window);
-        m_credit = (uint64_t)(total % m_time_window);
+        credit_ = (uint64_t)(total % m_time_window);
         last_retrieve += step;
     }
     free = std::min(free, sat_sub(m_limit, sem.count()));

@@ -6,7 +6,7 @@ namespace photon {
 
 namespace {
 
-// Wakes the waiting timer so it re-reads m_timeout / m_stopping.
+// Wakes the waiting timer so it re-reads timeout_ / stopping_.
 constexpr int kRearm = EAGAIN;
 
 // stop() callers waiting for an on_timer to return. Shared by all timers
@@ -16,27 +16,27 @@ condition_variable g_stop_waiters;
 }  // namespace
 
 Timer::Timer(uint64_t default_timeout, Entry on_timer, bool repeating, uint64_t stack_size)
-    : m_on_timer(on_timer),
-      m_default_timeout(default_timeout),
-      m_timeout(default_timeout),
-      m_repeating(repeating) {
-    m_th = thread_create(&Timer::stub, this, stack_size, 0, THREAD_JOINABLE);
-    if (!m_th)
+    : on_timer_(on_timer),
+      default_timeout_(default_timeout),
+      timeout_(default_timeout),
+      repeating_(repeating) {
+    th_ = thread_create(&Timer::stub, this, stack_size, 0, THREAD_JOINABLE);
+    if (!th_)
         LOG_ERROR("Timer: cannot create its coroutine ", ERRNO());
     else
-        thread_yield_to(m_th);  // armed (waiting) when the constructor returns
+        thread_yield_to(th_);  // armed (waiting) when the constructor returns
 }
 
 Timer::~Timer() {
-    if (!m_th || m_joined) return;
-    m_stopping = true;
-    if (CURRENT == m_th) {  // from on_timer: nobody can join us
+    if (!th_ || joined_) return;
+    stopping_ = true;
+    if (CURRENT == th_) {  // from on_timer: nobody can join us
         LOG_ERROR("Timer destroyed from its own on_timer");
         return;
     }
-    if (m_waiting) thread_interrupt(m_th, kRearm);
-    thread_join(reinterpret_cast<join_handle*>(m_th));
-    m_joined = true;
+    if (waiting_) thread_interrupt(th_, kRearm);
+    thread_join(reinterpret_cast<join_handle*>(th_));
+    joined_ = true;
 }
 
 void* Timer::stub(void* self) {
@@ -45,17 +45,17 @@ void* Timer::stub(void* self) {
 }
 
 void Timer::run() {
-    while (!m_stopping) {
-        m_waiting = true;
-        int ret = thread_usleep(m_timeout);
-        m_waiting = false;
-        if (m_stopping) break;
+    while (!stopping_) {
+        waiting_ = true;
+        int ret = thread_usleep(timeout_);
+        waiting_ = false;
+        if (stopping_) break;
         if (ret < 0) continue;  // re-armed, cancelled or interrupted: wait again
-        uint64_t next = m_on_timer.fire();
-        if (m_stopping) break;
-        m_timeout = !m_repeating || m_disarm ? UINT64_MAX : next ? next : m_default_timeout;
-        if (m_disarm) {
-            m_disarm = false;
+        uint64_t next = on_timer_.fire();
+        if (stopping_) break;
+        timeout_ = !repeating_ || disarm_ ? UINT64_MAX : next ? next : default_timeout_;
+        if (disarm_) {
+            disarm_ = false;
             g_stop_waiters.notify_all();
         }
     }
@@ -63,27 +63,27 @@ void Timer::run() {
 }
 
 int Timer::reset(uint64_t new_timeout) {
-    if (!m_th || !m_waiting || m_stopping) return -1;
-    m_timeout = new_timeout == (uint64_t)-1 ? m_default_timeout : new_timeout;
-    thread_interrupt(m_th, kRearm);
+    if (!th_ || !waiting_ || stopping_) return -1;
+    timeout_ = new_timeout == (uint64_t)-1 ? default_timeout_ : new_timeout;
+    thread_interrupt(th_, kRearm);
     return 0;
 }
 
 int Timer::cancel() {
-    if (!m_th || !m_waiting || m_stopping) return -1;
-    m_timeout = UINT64_MAX;
-    thread_interrupt(m_th, kRearm);
+    if (!th_ || !waiting_ || stopping_) return -1;
+    timeout_ = UINT64_MAX;
+    thread_interrupt(th_, kRearm);
     return 0;
 }
 
 int Timer::stop() {
-    if (!m_th || m_joined || m_stopping) return 0;
-    if (m_waiting) return cancel();
-    m_disarm = true;  // on_timer runs: disarm once it returns
-    if (CURRENT == m_th) return 0;
-    // Its stub sets m_waiting again and wakes us (the condition is ours to
+    if (!th_ || joined_ || stopping_) return 0;
+    if (waiting_) return cancel();
+    disarm_ = true;  // on_timer runs: disarm once it returns
+    if (CURRENT == th_) return 0;
+    // Its stub sets waiting_ again and wakes us (the condition is ours to
     // check: the same vCPU runs both, nothing can slip in between).
-    while (m_disarm && !m_stopping) g_stop_waiters.wait_no_lock();
+    while (disarm_ && !stopping_) g_stop_waiters.wait_no_lock();
     return 0;
 }
 

@@ -46,7 +46,7 @@ void mutex::unlock() {
     q.lock.lock();
     thread* next = waitq_front(&q);
     // Hand over before waking, so the woken waiter finds itself the owner.
-    owner.store(next && !contending ? next : nullptr, std::memory_order_release);
+    owner.store(next && !_contending ? next : nullptr, std::memory_order_release);
     if (next) waitq_wake(&q, next);
     q.lock.unlock();
 }

@@ -167,41 +167,41 @@ class ALogInteger {
 public:
     template <typename T, ENABLE_IF(std::is_integral<T>::value)>
     ALogInteger(T x, char shift)
-        : _value(std::is_signed<T>::value ? (uint64_t)(int64_t)x : (uint64_t)x),
-          _bits(sizeof(T) * 8),
-          _shift(shift),
-          _signed(std::is_signed<T>::value) {}
-    uint64_t uvalue() const { return _value; }
-    int64_t svalue() const { return (int64_t)_value; }
-    bool is_signed() const { return _signed; }
-    char shift() const { return _shift; }
-    char width() const { return _width; }
-    char padding() const { return _padding; }
-    bool comma() const { return _comma; }
-    bool lower() const { return _lower; }
+        : value_(std::is_signed<T>::value ? (uint64_t)(int64_t)x : (uint64_t)x),
+          bits_(sizeof(T) * 8),
+          shift_(shift),
+          signed_(std::is_signed<T>::value) {}
+    uint64_t uvalue() const { return value_; }
+    int64_t svalue() const { return (int64_t)value_; }
+    bool is_signed() const { return signed_; }
+    char shift() const { return shift_; }
+    char width() const { return width_; }
+    char padding() const { return padding_; }
+    bool comma() const { return comma_; }
+    bool lower() const { return lower_; }
     ALogInteger& width(char x) {
-        _width = x;
+        width_ = x;
         return *this;
     }
     ALogInteger& padding(char x) {
-        _padding = x;
+        padding_ = x;
         return *this;
     }
     ALogInteger& comma(bool x) {
-        _comma = x;
+        comma_ = x;
         return *this;
     }
     ALogInteger& lower(bool x) {
-        _lower = x;
+        lower_ = x;
         return *this;
     }
 
 protected:
     friend LogBuffer& operator<<(LogBuffer&, const ALogInteger&);
-    uint64_t _value;  // sign-extended to 64 bits for signed types
-    uint8_t _bits;    // width of the original type
-    char _shift, _width = 0, _padding = ' ';
-    bool _comma = false, _lower = false, _signed;
+    uint64_t value_;  // sign-extended to 64 bits for signed types
+    uint8_t bits_;    // width of the original type
+    char shift_, width_ = 0, padding_ = ' ';
+    bool comma_ = false, lower_ = false, signed_;
 };
 
 template <typename T, ENABLE_IF(std::is_integral<T>::value)>
@@ -415,7 +415,7 @@ inline LogBuffer& operator<<(LogBuffer& log, const ALogInteger& x) {
     uint64_t v = x.uvalue();
     bool negative = base == 10 && x.is_signed() && x.svalue() < 0;
     if (negative) v = 0 - v;
-    if (base != 10 && x._bits < 64) v &= (uint64_t(1) << x._bits) - 1;  // the type's own bits
+    if (base != 10 && x.bits_ < 64) v &= (uint64_t(1) << x.bits_) - 1;  // the type's own bits
     const char* digits = x.lower() ? "0123456789abcdef" : "0123456789ABCDEF";
     bool comma = base == 10 && x.comma();
     char text[72];  // 64 binary digits, or 20 decimal ones and 6 commas

@@ -107,24 +107,24 @@ public:
     public:
         Extraction(std::string_view sv, bool strict = false) {
             _unused(strict);
-            char* p = sv.size() < N ? _buf : static_cast<char*>(malloc(sv.size() + 1));
+            char* p = sv.size() < N ? buf_ : static_cast<char*>(malloc(sv.size() + 1));
             if (p) {
                 if (!sv.empty()) memcpy(p, sv.data(), sv.size());
                 p[sv.size()] = '\0';
             }
-            _s = p;
+            s_ = p;
         }
         Extraction(const Extraction&) = delete;
         Extraction& operator=(const Extraction&) = delete;
         ~Extraction() {
-            if (_s != _buf) free(_s);
+            if (s_ != buf_) free(s_);
         }
-        operator const char*() const { return _s; }
+        operator const char*() const { return s_; }
 
     private:
         static_assert(N > 0, "Extraction needs room for the terminating NUL");
-        char _buf[N];
-        char* _s;
+        char buf_[N];
+        char* s_;
     };
     template <size_t N = 256>
     Extraction<N> extract_c_str() const {
@@ -194,17 +194,17 @@ public:
 
             iterator() = default;
             iterator(const _split* host, size_t pos = 0)
-                : _host(host), _part(host->find_part(host->str.data() + pos)) {}
-            estring_view operator*() const { return _part; }
-            const estring_view* operator->() const { return &_part; }
+                : host_(host), part_(host->find_part(host->str.data() + pos)) {}
+            estring_view operator*() const { return part_; }
+            const estring_view* operator->() const { return &part_; }
             // The rest of the string from the next part on; empty after the last part.
             estring_view remainder() const {
-                auto next = _host->next_part(_part);
-                auto end = _host->str_end();
+                auto next = host_->next_part(part_);
+                auto end = host_->str_end();
                 return next.data() ? estring_view(next.data(), end) : estring_view(end, end);
             }
             iterator& operator++() {
-                _part = _host->next_part(_part);
+                part_ = host_->next_part(part_);
                 return *this;
             }
             iterator operator++(int) {
@@ -213,13 +213,13 @@ public:
                 return ret;
             }
             bool operator==(const iterator& rhs) const {
-                return _part.data() == rhs._part.data() && _part.size() == rhs._part.size();
+                return part_.data() == rhs.part_.data() && part_.size() == rhs.part_.size();
             }
             bool operator!=(const iterator& rhs) const { return !(*this == rhs); }
 
         protected:
-            const _split* _host = nullptr;
-            part_view _part;  // estring_view; data() == nullptr: past the last part
+            const _split* host_ = nullptr;
+            part_view part_;  // estring_view; data() == nullptr: past the last part
         };
 
         static const charset& sep_set(const charset& s) { return s; }

@@ -113,10 +113,10 @@ public:
 
     IdentityPool(Constructor ctor = {nullptr, &default_constructor},
                  Destructor dtor = {nullptr, &default_destructor})
-        : base(CAPACITY, m_slots, ctor, dtor) {}
+        : base(CAPACITY, slots_, ctor, dtor) {}
 
 protected:
-    void* m_slots[CAPACITY];
+    void* slots_[CAPACITY];
 };
 
 template <typename T>

@@ -160,32 +160,36 @@ protected:
 
 class iovector {
 public:
-    struct iovec& front() { return m_iovs[m_begin]; }
-    const struct iovec& front() const { return m_iovs[m_begin]; }
-    struct iovec& back() { return m_iovs[m_end - 1]; }
-    const struct iovec& back() const { return m_iovs[m_end - 1]; }
+    struct iovec& front() {
+        return iovs_[begin_];
+    }
+    const struct iovec& front() const { return iovs_[begin_]; }
+    struct iovec& back() {
+        return iovs_[end_ - 1];
+    }
+    const struct iovec& back() const { return iovs_[end_ - 1]; }
     size_t sum() const { return view().sum(); }
     struct iovec* iovec() {
-        return m_iovs + m_begin;
+        return iovs_ + begin_;
     }
-    const struct iovec* iovec() const { return m_iovs + m_begin; }
-    uint16_t iovcnt() const { return m_end - m_begin; }
+    const struct iovec* iovec() const { return iovs_ + begin_; }
+    uint16_t iovcnt() const { return end_ - begin_; }
     size_t elements_count() const { return iovcnt(); }
-    uint16_t front_free_iovcnt() const { return m_begin; }
-    uint16_t back_free_iovcnt() const { return m_capacity - m_end; }
-    bool empty() const { return m_begin >= m_end; }
+    uint16_t front_free_iovcnt() const { return begin_; }
+    uint16_t back_free_iovcnt() const { return capacity_ - end_; }
+    bool empty() const { return begin_ >= end_; }
     struct iovec* begin() {
-        return m_iovs + m_begin;
+        return iovs_ + begin_;
     }
-    const struct iovec* begin() const { return m_iovs + m_begin; }
+    const struct iovec* begin() const { return iovs_ + begin_; }
     struct iovec* end() {
-        return m_iovs + m_end;
+        return iovs_ + end_;
     }
-    const struct iovec* end() const { return m_iovs + m_end; }
+    const struct iovec* end() const { return iovs_ + end_; }
     struct iovec& operator[](int64_t i) {
-        return m_iovs[m_begin + i];
+        return iovs_[begin_ + i];
     }
-    const struct iovec& operator[](int64_t i) const { return m_iovs[m_begin + i]; }
+    const struct iovec& operator[](int64_t i) const { return iovs_[begin_ + i]; }
 
     // Sets the element count to nn, keeping the front; -1 ENOBUFS if it does
     // not fit behind the front reserve.
@@ -211,7 +215,7 @@ public:
     size_t pop_back();
 
     // Forgets the elements but keeps the allocated buffers until dispose.
-    void clear() { m_end = m_begin; }
+    void clear() { end_ = begin_; }
     // Forgets the elements and frees every buffer the vector allocated.
     void clear_dispose() { dispose(); }
 
@@ -305,15 +309,15 @@ public:
     }
     // Adopts a view of this vector's own array (as changed by view ops).
     void update(iovector_view va) {
-        m_begin = (uint16_t)(va.iov - m_iovs);
-        m_end = (uint16_t)(m_begin + va.iovcnt);
+        begin_ = (uint16_t)(va.iov - iovs_);
+        end_ = (uint16_t)(begin_ + va.iovcnt);
     }
 
     // iovector_view::slice; a view without room gets an array allocated by
     // this vector (0 if that fails), valid until the vector is disposed.
     ssize_t slice(size_t count, off_t offset, iovector_view* /*OUT*/ iov);
 
-    IOAlloc* get_allocator() { return m_alloc; }
+    IOAlloc* get_allocator() { return alloc_; }
 
     void debug_print();
 
@@ -321,38 +325,38 @@ protected:
     friend iovector* new_iovector(uint16_t capacity, uint16_t reserve_front);
     friend void delete_iovector(iovector* ptr);
 
-    uint16_t m_capacity;
-    uint16_t m_begin, m_end;  // elements are m_iovs[m_begin, m_end)
-    uint16_t m_nbases;        // buffers allocated, in m_bases[0, m_nbases)
-    struct iovec* m_iovs;
-    IOAlloc* m_alloc;
-    void** m_bases;
+    uint16_t capacity_;
+    uint16_t begin_, end_;  // elements are iovs_[begin_, end_)
+    uint16_t nbases_;       // buffers allocated, in bases_[0, nbases_)
+    struct iovec* iovs_;
+    IOAlloc* alloc_;
+    void** bases_;
 
     // Not constructed or destroyed freely: IOVectorEntity and new_iovector
     // provide the arrays.
     iovector(uint16_t capacity, uint16_t reserve_front, struct iovec* iovs, IOAlloc* alloc,
              void** bases)
-        : m_capacity(capacity),
-          m_begin(reserve_front <= capacity ? reserve_front : capacity),
-          m_end(m_begin),
-          m_nbases(0),
-          m_iovs(iovs),
-          m_alloc(alloc),
-          m_bases(bases) {}
+        : capacity_(capacity),
+          begin_(reserve_front <= capacity ? reserve_front : capacity),
+          end_(begin_),
+          nbases_(0),
+          iovs_(iovs),
+          alloc_(alloc),
+          bases_(bases) {}
     ~iovector() { dispose(); }
 
     template <typename F>
     size_t consume_front(F&& f) {
         auto v = view();
         auto ret = f(v);
-        m_begin = (uint16_t)(m_end - v.iovcnt);
+        begin_ = (uint16_t)(end_ - v.iovcnt);
         return ret;
     }
     template <typename F>
     size_t consume_back(F&& f) {
         auto v = view();
         auto ret = f(v);
-        m_end = (uint16_t)(m_begin + v.iovcnt);
+        end_ = (uint16_t)(begin_ + v.iovcnt);
         return ret;
     }
 
@@ -386,7 +390,7 @@ public:
             errno = ENOBUFS;
             return;
         }
-        if (m_begin + iovcnt > CAPACITY) m_begin = m_end = (uint16_t)(CAPACITY - iovcnt);
+        if (begin_ + iovcnt > CAPACITY) begin_ = end_ = (uint16_t)(CAPACITY - iovcnt);
         assign(iov, (uint16_t)iovcnt);
     }
 

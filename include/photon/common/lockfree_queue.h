@@ -619,8 +619,8 @@ protected:
 
     // Each side's last view of the other side's cursor, so it reads (and pulls over) that cache
     // line only when the view says full or empty.
-    alignas(CPUCacheLine::SIZE) size_t head_seen = 0;  // producer's; <= head
-    alignas(CPUCacheLine::SIZE) size_t tail_seen = 0;  // consumer's; <= tail
+    alignas(CPUCacheLine::SIZE) size_t head_seen_ = 0;  // producer's; <= head
+    alignas(CPUCacheLine::SIZE) size_t tail_seen_ = 0;  // consumer's; <= tail
     alignas(CPUCacheLine::SIZE) T slots[Base::SLOTS_NUM];
 
     explicit LockfreeSPSCRingQueue(size_t c) : Base(c) {}
@@ -751,22 +751,22 @@ public:
 protected:
     // Producer side: free slots at tail t, re-reading head only if the last view shows < want.
     size_t free_slots(size_t t, size_t want) {
-        size_t free = Base::capacity - (t - head_seen);
+        size_t free = Base::capacity - (t - head_seen_);
         if (free < want) {
             // Acquire: the consumer's reads of those slots precede our writes.
-            head_seen = head.load(std::memory_order_acquire);
-            free = Base::capacity - (t - head_seen);
+            head_seen_ = head.load(std::memory_order_acquire);
+            free = Base::capacity - (t - head_seen_);
         }
         return free;
     }
 
     // Consumer side: ready items at head h, re-reading tail only if the last view shows < want.
     size_t ready_items(size_t h, size_t want) {
-        size_t ready = tail_seen - h;
+        size_t ready = tail_seen_ - h;
         if (ready < want) {
             // Acquire: the producer's writes of those items precede our reads.
-            tail_seen = tail.load(std::memory_order_acquire);
-            ready = tail_seen - h;
+            tail_seen_ = tail.load(std::memory_order_acquire);
+            ready = tail_seen_ - h;
         }
         return ready;
     }
@@ -905,20 +905,20 @@ public:
 // memory, so the channel cannot derive from it). Make it with create(), end it with destroy().
 template <typename FlexQueueType>
 class FlexRingChannel {
-    FlexQueueType* queue;
-    photon::semaphore queue_sem;
-    std::atomic<uint64_t> idler{0};
-    std::atomic<uint64_t> pending{0};
-    photon::semaphore send_sem;
-    std::atomic<uint64_t> send_waiters{0};
-    std::atomic<uint64_t> send_pending{0};
-    uint64_t default_yield_turn = 1024;
-    uint64_t default_yield_usec = 1024;
+    FlexQueueType* queue_;
+    photon::semaphore queue_sem_;
+    std::atomic<uint64_t> idler_{0};
+    std::atomic<uint64_t> pending_{0};
+    photon::semaphore send_sem_;
+    std::atomic<uint64_t> send_waiters_{0};
+    std::atomic<uint64_t> send_pending_{0};
+    uint64_t default_yield_turn_ = 1024;
+    uint64_t default_yield_usec_ = 1024;
 
     using T = decltype(std::declval<FlexQueueType>().recv());
 
     FlexRingChannel(FlexQueueType* q, uint64_t yield_turn, uint64_t yield_usec)
-        : queue(q), default_yield_turn(yield_turn), default_yield_usec(yield_usec) {}
+        : queue_(q), default_yield_turn_(yield_turn), default_yield_usec_(yield_usec) {}
 
 public:
     ~FlexRingChannel() = default;
@@ -942,36 +942,36 @@ public:
     // Destroys the channel, its queue and the items left in it (nullptr: no-op).
     static void destroy(FlexRingChannel* ch) {
         if (!ch) return;
-        FlexQueueType::destroy(ch->queue);
+        FlexQueueType::destroy(ch->queue_);
         delete ch;
     }
 
     template <typename Pause = ThreadPause>
     void send(const T& x) {
         SendBackoff<T>::template push_backoff<Pause>(
-            x, [this](const T& v) { return queue->push(v); }, default_yield_turn,
-            default_yield_usec, send_sem, send_waiters, send_pending);
-        lockfree_detail::wake_one(queue_sem, idler, pending);
+            x, [this](const T& v) { return queue_->push(v); }, default_yield_turn_,
+            default_yield_usec_, send_sem_, send_waiters_, send_pending_);
+        lockfree_detail::wake_one(queue_sem_, idler_, pending_);
     }
 
     T recv(uint64_t max_yield_turn, uint64_t max_yield_usec) {
         T x;
-        if (!queue->pop(x)) {
+        if (!queue_->pop(x)) {
             photon::thread_yield();
-            lockfree_detail::park_until([&] { return queue->pop(x); }, queue_sem, idler, pending,
-                                        max_yield_turn, max_yield_usec);
+            lockfree_detail::park_until([&] { return queue_->pop(x); }, queue_sem_, idler_,
+                                        pending_, max_yield_turn, max_yield_usec);
         }
-        SendBackoff<T>::notify_senders(send_sem, send_waiters, send_pending);
+        SendBackoff<T>::notify_senders(send_sem_, send_waiters_, send_pending_);
         return x;
     }
-    T recv() { return recv(default_yield_turn, default_yield_usec); }
+    T recv() { return recv(default_yield_turn_, default_yield_usec_); }
 
-    bool empty() const { return queue->empty(); }
-    bool full() const { return queue->full(); }
-    size_t read_available() const { return queue->read_available(); }
-    size_t write_available() const { return queue->write_available(); }
+    bool empty() const { return queue_->empty(); }
+    bool full() const { return queue_->full(); }
+    size_t read_available() const { return queue_->read_available(); }
+    size_t write_available() const { return queue_->write_available(); }
 
-    uint64_t notification_pending() const { return pending.load(std::memory_order_acquire); }
+    uint64_t notification_pending() const { return pending_.load(std::memory_order_acquire); }
 };
 
 }  // namespace common

@@ -43,8 +43,8 @@ class ObjectCacheV2 {
 protected:
     using V = std::remove_pointer_t<VPtr>;
 
-    // One key's slot. Lives in `map` from its first borrow until reclaimed;
-    // in `lru_list` while nobody holds it (rc == 0).
+    // One key's slot. Lives in `map_` from its first borrow until reclaimed;
+    // in `lru_list_` while nobody holds it (rc == 0).
     struct Box : public intrusive_list_node<Box> {
         const K key;
         std::shared_ptr<V> ref;               // accessed with the atomic shared_ptr functions
@@ -81,52 +81,52 @@ protected:
         bool operator()(const Box& a, const Box& b) const { return a.key == b.key; }
     };
 
-    photon::mutex maplock{0};  // guards map, lru_list, and rc reaching 0
-    std::unordered_set<Box, BoxHash, BoxEqual> map;
-    intrusive_list<Box> lru_list;  // idle boxes, least recently dropped first
-    uint64_t lifespan;
-    photon::Timer _timer;
-    bool _exit = false;
+    photon::mutex maplock_{0};  // guards map_, lru_list_, and rc reaching 0
+    std::unordered_set<Box, BoxHash, BoxEqual> map_;
+    intrusive_list<Box> lru_list_;  // idle boxes, least recently dropped first
+    uint64_t lifespan_;
+    photon::Timer timer_;
+    bool exit_ = false;
 
     // The key's box, made if absent, with a reference taken.
     template <typename KeyType>
     Box& __find_or_create_box(KeyType&& key) {
         Box keybox(key);
-        SCOPED_LOCK(maplock);
-        auto it = map.find(keybox);
-        if (it == map.end()) it = map.emplace(std::forward<KeyType>(key)).first;
+        SCOPED_LOCK(maplock_);
+        auto it = map_.find(keybox);
+        if (it == map_.end()) it = map_.emplace(std::forward<KeyType>(key)).first;
         // Set elements are const only so that their keys stay put; the rest
         // of a box is ours to change.
         Box* box = const_cast<Box*>(&*it);
-        lru_list.erase(box);
+        lru_list_.erase(box);
         box->acquire();
         return *box;
     }
 
     // Drops a reference; the last one queues the box for reclaiming.
     void __release_box(Box* box) {
-        SCOPED_LOCK(maplock);
+        SCOPED_LOCK(maplock_);
         box->release();
         if (box->rc.load() == 0) {
-            lru_list.erase(box);
-            lru_list.push_back(box);
+            lru_list_.erase(box);
+            lru_list_.push_back(box);
         }
     }
 
-    // Reclaimer: drops the idle boxes older than lifespan. Returns the
+    // Reclaimer: drops the idle boxes older than lifespan_. Returns the
     // delay until the oldest remaining one is due (0: the timer's default).
     uint64_t __expire() {
         std::vector<std::shared_ptr<V>> to_release;  // destroyed after the lock
-        uint64_t reclaim_before = photon::sat_sub(photon::now, lifespan);
+        uint64_t reclaim_before = photon::sat_sub(photon::now, lifespan_);
         {
-            SCOPED_LOCK(maplock);
-            while (Box* x = lru_list.front()) {
+            SCOPED_LOCK(maplock_);
+            while (Box* x = lru_list_.front()) {
                 uint64_t ts = x->timestamp.load(std::memory_order_relaxed);
                 if (ts >= reclaim_before) return ts - reclaim_before + 1;
-                lru_list.pop_front();
+                lru_list_.pop_front();
                 if (x->rc.load() == 0) {
                     to_release.push_back(x->reset());
-                    map.erase(*x);
+                    map_.erase(*x);
                 }
             }
         }
@@ -215,13 +215,13 @@ public:
     }
 
     ObjectCacheV2(uint64_t lifespan)
-        : lifespan(lifespan),
-          _timer(1ULL * 1000 * 1000, {this, &ObjectCacheV2::__expire}, true,
+        : lifespan_(lifespan),
+          timer_(1ULL * 1000 * 1000, {this, &ObjectCacheV2::__expire}, true,
                  photon::DEFAULT_STACK_SIZE) {}
 
     ~ObjectCacheV2() {
-        _timer.stop();
-        lru_list.release();  // the boxes go with the map
+        timer_.stop();
+        lru_list_.release();  // the boxes go with the map_
     }
 };
 

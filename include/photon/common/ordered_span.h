@@ -38,7 +38,7 @@ namespace photon {
 // Initialize it only with an array already ordered by Less.
 template <typename T, typename Less = std::less<T>>
 class ordered_span : public ::tcb::span<T> {
-    size_t m_free = 0;  // unused slots right after the last element
+    size_t free_ = 0;  // unused slots right after the last element
 
 public:
     using base = ::tcb::span<T>;
@@ -51,7 +51,7 @@ public:
 
     // n slots at arr, of which the last `free` are unused.
     constexpr ordered_span(const T* arr, size_t n, size_t free = 0)
-        : base(const_cast<T*>(arr), free <= n ? n - free : 0), m_free(free <= n ? free : n) {
+        : base(const_cast<T*>(arr), free <= n ? n - free : 0), free_(free <= n ? free : n) {
         assert(ordered(this->data(), this->size()));
     }
 
@@ -65,12 +65,12 @@ public:
     }
 
     // Unused slots left for append() and insert().
-    size_t free_slots() const { return m_free; }
+    size_t free_slots() const { return free_; }
 
     // Adds val at the end. -1 with ENOBUFS if no slot is free, EINVAL if val sorts
     // before the last element; the span is then unchanged.
     int append(const T& val) {
-        if (!m_free) return errno = ENOBUFS, -1;
+        if (!free_) return errno = ENOBUFS, -1;
         if (!this->empty() && Less()(val, this->back())) return errno = EINVAL, -1;
         grow();
         this->back() = val;
@@ -80,7 +80,7 @@ public:
     // Adds val at its sorted place, after any equal elements. -1 with ENOBUFS if no
     // slot is free; the span is then unchanged.
     int insert(const T& val) {
-        if (!m_free) return errno = ENOBUFS, -1;
+        if (!free_) return errno = ENOBUFS, -1;
         grow();
         // Only elements greater than val move, so val may even be one of ours.
         T* arr = this->data();
@@ -108,7 +108,7 @@ public:
 
 private:
     void grow() {
-        m_free--;
+        free_--;
         static_cast<base&>(*this) = base(this->data(), this->size() + 1);
     }
 };

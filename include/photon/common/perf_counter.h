@@ -44,7 +44,7 @@ struct __perf_counter {
     const int _interval;  // seconds between lines
     __perf_counter* _next;
     uint64_t _last;                // ms timestamp of the last line
-    std::atomic<uint64_t> _count;  // AVERAGE: values reported
+    std::atomic<uint64_t> count_;  // AVERAGE: values reported
 
     template <int N>
     constexpr __perf_counter(const char (&name)[N], PerfType type, int interval = DEFAULT_INTERVAL)
@@ -55,14 +55,14 @@ struct __perf_counter {
           _interval(interval),
           _next(nullptr),
           _last(0),
-          _count(0) {
+          count_(0) {
         static_assert(sizeof(_type) == 4, "PerfType must stay 4 bytes");
     }
 
     void add(uint64_t dx) {
 #ifdef PERF
         _value.fetch_add(dx, std::memory_order_relaxed);
-        if (_type == AVERAGE) _count.fetch_add(1, std::memory_order_relaxed);
+        if (_type == AVERAGE) count_.fetch_add(1, std::memory_order_relaxed);
 #else
         (void)dx;
 #endif

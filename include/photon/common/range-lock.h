@@ -95,10 +95,10 @@ protected:
     node* find_handle(LockHandle* h);
     void release(node* n);
 
-    photon::spinlock m_lock;                        // guards all below
-    index m_index;                                  // the held non-empty locks
-    std::unordered_map<uint64_t, node*> m_handles;  // the handles given out, by id
-    uint64_t m_next_id = 0;
+    photon::spinlock m_lock;                       // guards all below
+    index m_index;                                 // the held non-empty locks
+    std::unordered_map<uint64_t, node*> handles_;  // the handles given out, by id
+    uint64_t next_id_ = 0;
 };
 
 // Holds [offset, offset + length) of `lock` for its lifetime.

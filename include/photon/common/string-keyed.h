@@ -502,31 +502,31 @@ public:
 
     // Read-only iterator; an iterator converts to it.
     struct const_iterator {
-        iterator _it;
+        iterator it_;
         const_iterator() = default;
-        const_iterator(const iterator& it) : _it(it) {}
-        const typename iterator::mutable_value_type& operator*() const { return *_it; }
-        const typename iterator::mutable_value_type* operator->() const { return &*_it; }
+        const_iterator(const iterator& it) : it_(it) {}
+        const typename iterator::mutable_value_type& operator*() const { return *it_; }
+        const typename iterator::mutable_value_type* operator->() const { return &*it_; }
         const_iterator& operator++() {
-            ++_it;
+            ++it_;
             return *this;
         }
         const_iterator operator++(int) {
             auto temp = *this;
-            ++_it;
+            ++it_;
             return temp;
         }
         const_iterator& operator--() {
-            --_it;
+            --it_;
             return *this;
         }
         const_iterator operator--(int) {
             auto temp = *this;
-            --_it;
+            --it_;
             return temp;
         }
         friend bool operator==(const const_iterator& a, const const_iterator& b) {
-            return a._it == b._it;
+            return a.it_ == b.it_;
         }
         friend bool operator!=(const const_iterator& a, const const_iterator& b) {
             return !(a == b);
@@ -566,7 +566,7 @@ public:
     iterator emplace_hint(const_iterator position, const key_type& k, const mapped_type& v) {
         auto it = base::find(borrowed(k).ref());
         if (it != base::end()) return it;
-        return base::emplace_hint(position._it._b_it, skvm(k, v), v.size());
+        return base::emplace_hint(position.it_._b_it, skvm(k, v), v.size());
     }
     std::pair<iterator, bool> insert(const value_type& k) { return emplace(k.first, k.second); }
     std::pair<iterator, bool> insert(const key_type& k, const mapped_type& v) {

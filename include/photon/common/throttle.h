@@ -73,7 +73,7 @@ protected:
 
     photon::semaphore sem;
     uint64_t last_retrieve = 0;  // the clock reading the bucket is filled up to
-    uint64_t m_credit = 0;       // limit * us not yet a whole unit; < m_time_window
+    uint64_t credit_ = 0;        // limit * us not yet a whole unit; < m_time_window
     uint64_t m_limit = -1ULL;
     uint64_t m_time_window;
     uint64_t m_time_window_per_slice;

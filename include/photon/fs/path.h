@@ -47,75 +47,75 @@ using string_view = std::string_view;
 class Path {
 public:
     template <typename T, typename A>
-    Path(const std::basic_string<char, T, A>& path) : m_path(path) {}
-    Path(string_view path) : m_path(path) {}
-    Path(const char* path) : m_path(path ? path : "") {}
+    Path(const std::basic_string<char, T, A>& path) : path_(path) {}
+    Path(string_view path) : path_(path) {}
+    Path(const char* path) : path_(path ? path : "") {}
 
     // Walks the components: non-empty names between slashes.
     struct iterator {
         explicit iterator(string_view path) {
-            end = path.data() + path.size();
+            end_ = path.data() + path.size();
             set(path.data());
         }
-        iterator() : end(nullptr) { init_view(nullptr, 0); }  // end()
+        iterator() : end_(nullptr) { init_view(nullptr, 0); }  // end()
         iterator& operator++() {
-            set(m_view.data() + m_view.size());
+            set(view_.data() + view_.size());
             return *this;
         }
-        const string_view& operator*() const { return m_view; }
-        string_view& operator*() { return m_view; }
+        const string_view& operator*() const { return view_; }
+        string_view& operator*() { return view_; }
         // What follows the current component, from the slash on.
         string_view following_part() const {
-            const char* p = m_view.data() + m_view.size();
-            return {p, (size_t)(end - p)};
+            const char* p = view_.data() + view_.size();
+            return {p, (size_t)(end_ - p)};
         }
-        const string_view* operator->() const { return &m_view; }
-        string_view* operator->() { return &m_view; }
+        const string_view* operator->() const { return &view_; }
+        string_view* operator->() { return &view_; }
         // Every iterator past the last component equals end().
         bool operator==(const iterator& rhs) const {
-            if (m_view.empty() || rhs.m_view.empty()) return m_view.empty() == rhs.m_view.empty();
-            return m_view.data() == rhs.m_view.data() && m_view.size() == rhs.m_view.size();
+            if (view_.empty() || rhs.view_.empty()) return view_.empty() == rhs.view_.empty();
+            return view_.data() == rhs.view_.data() && view_.size() == rhs.view_.size();
         }
         bool operator!=(const iterator& rhs) const { return !(*this == rhs); }
 
     protected:
-        const char* end;
-        string_view m_view;
+        const char* end_;
+        string_view view_;
         void set(const char* p);
-        void init_view(const char* ptr, size_t len) { m_view = {ptr, len}; }
+        void init_view(const char* ptr, size_t len) { view_ = {ptr, len}; }
     };
 
-    iterator begin() const { return iterator(m_path); }
+    iterator begin() const { return iterator(path_); }
     iterator end() const { return iterator(); }
 
     // The last component ("c" of "/a/b/c//"); "" if there is none.
     string_view basename() {
-        auto last = m_path.find_last_not_of('/');
-        if (last == m_path.npos) return string_view();
-        auto slash = m_path.find_last_of('/', last);
-        size_t first = slash == m_path.npos ? 0 : slash + 1;
-        return m_path.substr(first, last - first + 1);
+        auto last = path_.find_last_not_of('/');
+        if (last == path_.npos) return string_view();
+        auto slash = path_.find_last_of('/', last);
+        size_t first = slash == path_.npos ? 0 : slash + 1;
+        return path_.substr(first, last - first + 1);
     }
     // (everything before the basename, the basename): "/a/" and "b" of
     // "/a/b/"; (the path, "") when there is no basename.
     std::pair<string_view, string_view> dir_base_name() {
         auto bn = basename();
-        if (bn.empty()) return {m_path, string_view()};
-        return {m_path.substr(0, bn.data() - m_path.data()), bn};
+        if (bn.empty()) return {path_, string_view()};
+        return {path_.substr(0, bn.data() - path_.data()), bn};
     }
     string_view dirname() { return dir_base_name().first; }
     // The path up to its last slash (exclusive): "/a" of "/a/b", "" of "b".
     Path directory() {
-        auto pos = m_path.find_last_of('/');
-        return m_path.substr(0, pos == string_view::npos ? 0 : pos);
+        auto pos = path_.find_last_of('/');
+        return path_.substr(0, pos == string_view::npos ? 0 : pos);
     }
-    bool ends_with_slash() { return !m_path.empty() && m_path.back() == '/'; }
+    bool ends_with_slash() { return !path_.empty() && path_.back() == '/'; }
 
     // Whether no ".." climbs above where the path starts.
     bool level_valid();
 
 protected:
-    string_view m_path;
+    string_view path_;
 };
 
 // 1 for ".", 2 for "..", 0 otherwise.
@@ -142,16 +142,16 @@ int mkdir_recursive(const string_view& pathname, IFileSystem* fs, mode_t mode = 
 class Walker {
 public:
     Walker(IFileSystem* fs, string_view path);
-    string_view path() { return {m_path_buffer, m_path_len}; }
+    string_view path() { return {path_buffer_, path_len_}; }
     string_view get() { return path(); }
-    bool valid() { return m_path_len; }
+    bool valid() { return path_len_; }
     int next();
 
 protected:
-    size_t m_path_len = 0;
-    IFileSystem* m_filesystem = nullptr;
-    std::stack<std::unique_ptr<DIR>> m_stack;
-    char m_path_buffer[PATH_MAX];
+    size_t path_len_ = 0;
+    IFileSystem* filesystem_ = nullptr;
+    std::stack<std::unique_ptr<DIR>> stack_;
+    char path_buffer_[PATH_MAX];
     int is_dir(dirent* entry);
     int enter_dir();
     // false (errno ENAMETOOLONG) if s does not fit.

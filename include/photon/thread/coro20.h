@@ -90,24 +90,24 @@ class HeapAlloc {};
 template <typename T, typename AllocType>
 class CoroutinePromiseBase : public AllocType {
 public:
-    T get_value() { return current_value.value(); }
+    T get_value() { return current_value_.value(); }
     // Where the value is (nullptr before the first one); our addition.
-    T* value_address() { return current_value ? &*current_value : nullptr; }
+    T* value_address() { return current_value_ ? &*current_value_ : nullptr; }
     static std::suspend_always initial_suspend() { return {}; }
     static std::suspend_always final_suspend() noexcept { return {}; }
     std::suspend_always yield_value(T t) {
-        current_value = std::move(t);
+        current_value_ = std::move(t);
         thread_yield();
         return {};
     }
     void return_value(T t) {
-        current_value = std::move(t);
+        current_value_ = std::move(t);
         thread_yield();
     }
     static void unhandled_exception() { throw; }
 
 private:
-    std::optional<T> current_value;
+    std::optional<T> current_value_;
 };
 
 template <typename AllocType>
@@ -137,34 +137,34 @@ public:
     using iterator_category = std::input_iterator_tag;
 
     GeneratorIterator() = default;
-    explicit GeneratorIterator(std::coroutine_handle<promise_type> g) : handle(g) {}
-    GeneratorIterator(GeneratorIterator&& rhs) noexcept : handle(rhs.handle) { rhs.handle = {}; }
+    explicit GeneratorIterator(std::coroutine_handle<promise_type> g) : handle_(g) {}
+    GeneratorIterator(GeneratorIterator&& rhs) noexcept : handle_(rhs.handle_) { rhs.handle_ = {}; }
     GeneratorIterator& operator=(GeneratorIterator&& rhs) noexcept {
-        handle = rhs.handle;
-        rhs.handle = {};
+        handle_ = rhs.handle_;
+        rhs.handle_ = {};
         return *this;
     }
 
     GeneratorIterator& operator++() {
-        handle.resume();
+        handle_.resume();
         return *this;
     }
     void operator++(int) { ++(*this); }
 
-    bool operator==(const GeneratorSentinel&) const { return !handle || handle.done(); }
+    bool operator==(const GeneratorSentinel&) const { return !handle_ || handle_.done(); }
     bool operator!=(const GeneratorSentinel& s) const { return !(*this == s); }
     bool operator==(const GeneratorIterator&) const { return true; }
     bool operator!=(const GeneratorIterator&) const { return false; }
 
     // A copy of the current value (value_type{} without a generator).
     value_type operator*() const {
-        if (!handle) return {};
-        return handle.promise().get_value();
+        if (!handle_) return {};
+        return handle_.promise().get_value();
     }
-    pointer operator->() const { return handle ? handle.promise().value_address() : nullptr; }
+    pointer operator->() const { return handle_ ? handle_.promise().value_address() : nullptr; }
 
 private:
-    std::coroutine_handle<promise_type> handle;
+    std::coroutine_handle<promise_type> handle_;
 };
 
 template <typename T>

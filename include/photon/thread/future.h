@@ -41,27 +41,27 @@ public:
     Promise get_promise() { return {this}; }
 
     // 0 once the value is set; -1 with errno ETIMEDOUT if the timeout comes first.
-    int wait(Timeout timeout = {}) { return _awaiter.suspend(timeout); }
+    int wait(Timeout timeout = {}) { return awaiter_.suspend(timeout); }
     int wait_for(Timeout timeout = {}) { return wait(timeout); }
     // Waits (without a timeout) and returns the value.
     T& get_value() {
         wait();
-        return _value;
+        return value_;
     }
     T& get() { return get_value(); }
 
 private:
     template <typename P>
     void set_value(P&& rhs) {
-        assert(!_set);  // once
-        _set = true;
-        _value = std::forward<P>(rhs);
-        _awaiter.resume();
+        assert(!set_);  // once
+        set_ = true;
+        value_ = std::forward<P>(rhs);
+        awaiter_.resume();
     }
 
-    T _value{};
-    Awaiter<Context> _awaiter;
-    bool _set = false;  // for the assertion
+    T value_{};
+    Awaiter<Context> awaiter_;
+    bool set_ = false;  // for the assertion
 };
 
 template <typename T>

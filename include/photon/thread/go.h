@@ -274,11 +274,11 @@ public:
         using pointer = T*;
         using reference = T&;
 
-        iterator() : m_channel(nullptr), m_valid(false) {}
-        explicit iterator(channel* ch) : m_channel(ch), m_valid(true) { advance(); }
+        iterator() : channel_(nullptr), valid_(false) {}
+        explicit iterator(channel* ch) : channel_(ch), valid_(true) { advance(); }
 
-        T& operator*() { return m_value; }
-        T* operator->() { return &m_value; }
+        T& operator*() { return value_; }
+        T* operator->() { return &value_; }
         iterator& operator++() {
             advance();
             return *this;
@@ -289,18 +289,17 @@ public:
             return old;
         }
         bool operator==(const iterator& rhs) const {
-            return (!m_valid && !rhs.m_valid) ||
-                   (m_channel == rhs.m_channel && m_valid == rhs.m_valid);
+            return (!valid_ && !rhs.valid_) || (channel_ == rhs.channel_ && valid_ == rhs.valid_);
         }
         bool operator!=(const iterator& rhs) const { return !(*this == rhs); }
 
     private:
         void advance() {
-            if (m_channel && m_valid) m_valid = m_channel->recv(m_value);
+            if (channel_ && valid_) valid_ = channel_->recv(value_);
         }
-        channel* m_channel;
-        T m_value{};
-        bool m_valid;
+        channel* channel_;
+        T value_{};
+        bool valid_;
     };
 
     iterator begin() { return iterator(this); }

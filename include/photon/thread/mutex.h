@@ -22,7 +22,7 @@ namespace photon {
 class mutex {
 public:
     mutex(uint16_t max_retries = 100, bool contending = false)
-        : retries(max_retries), contending(contending) {}
+        : retries(max_retries), _contending(contending) {}
     mutex(const mutex&) = delete;
     mutex& operator=(const mutex&) = delete;
     ~mutex();
@@ -44,7 +44,7 @@ protected:
     std::atomic<thread*> owner{nullptr};
     waitq q;
     uint16_t retries;
-    bool contending;
+    bool _contending;
 };
 
 // A mutex that never spins before sleeping: strict FIFO.

@@ -39,23 +39,23 @@ protected:
 
 class scoped_rwlock {
 public:
-    scoped_rwlock(rwlock& l, int lockmode) : m_locker(&l) { lock(lockmode); }
+    scoped_rwlock(rwlock& l, int lockmode) : m_rwlock(&l) { lock(lockmode); }
     scoped_rwlock(const scoped_rwlock&) = delete;
     bool locked() const { return m_locked; }
     operator bool() const { return m_locked; }
     int lock(int mode, bool must_lock = true) {
         int ret;
-        while ((ret = m_locker->lock(mode)) < 0 && must_lock && errno != EINVAL) {
+        while ((ret = m_rwlock->lock(mode)) < 0 && must_lock && errno != EINVAL) {
         }
         m_locked = (ret == 0);
         return ret;
     }
     ~scoped_rwlock() {
-        if (m_locked) m_locker->unlock();
+        if (m_locked) m_rwlock->unlock();
     }
 
 protected:
-    rwlock* m_locker;
+    rwlock* m_rwlock;
     bool m_locked = false;
 };
 

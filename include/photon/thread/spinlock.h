@@ -83,7 +83,7 @@ protected:
     static holder* take_node();
     static void put_node(holder* h);
     std::atomic<holder*> _owner_tail{nullptr};  // the last queued node
-    holder* _owner = nullptr;                   // the holder's node; only the holder uses it
+    holder* owner_ = nullptr;                   // the holder's node; only the holder uses it
 };
 
 }  // namespace photon

@@ -85,32 +85,32 @@ public:
     class id {
     public:
         id() noexcept = default;
-        id(photon::thread* th) noexcept : m_th(th) {}  // implicit, as Photon's
-        uint64_t value() const noexcept { return (uint64_t)(uintptr_t)m_th; }
-        bool operator==(const id& r) const noexcept { return m_th == r.m_th; }
-        bool operator!=(const id& r) const noexcept { return m_th != r.m_th; }
+        id(photon::thread* th) noexcept : th_(th) {}  // implicit, as Photon's
+        uint64_t value() const noexcept { return (uint64_t)(uintptr_t)th_; }
+        bool operator==(const id& r) const noexcept { return th_ == r.th_; }
+        bool operator!=(const id& r) const noexcept { return th_ != r.th_; }
         bool operator<(const id& r) const noexcept { return value() < r.value(); }
         friend ::std::ostream& operator<<(::std::ostream& os, const id& x) {
-            return os << (void*)x.m_th;
+            return os << (void*)x.th_;
         }
 
     private:
-        photon::thread* m_th = nullptr;
+        photon::thread* th_ = nullptr;
     };
 
     thread() noexcept = default;
     template <typename Function, typename... Args>
     explicit thread(Function&& f, Args&&... args) {
-        m_th = photon::thread_create11(::std::forward<Function>(f), ::std::forward<Args>(args)...);
-        if (!m_th) detail::throw_error(errno, "photon_std::thread: cannot create");
-        photon::thread_enable_join(m_th);
-        detail::spread_into_work_pool(m_th);
+        th_ = photon::thread_create11(::std::forward<Function>(f), ::std::forward<Args>(args)...);
+        if (!th_) detail::throw_error(errno, "photon_std::thread: cannot create");
+        photon::thread_enable_join(th_);
+        detail::spread_into_work_pool(th_);
     }
-    thread(thread&& r) noexcept : m_th(r.m_th) { r.m_th = nullptr; }
+    thread(thread&& r) noexcept : th_(r.th_) { r.th_ = nullptr; }
     thread& operator=(thread&& r) noexcept {
         if (joinable()) ::std::terminate();
-        m_th = r.m_th;
-        r.m_th = nullptr;
+        th_ = r.th_;
+        r.th_ = nullptr;
         return *this;
     }
     thread(const thread&) = delete;
@@ -119,15 +119,15 @@ public:
         if (joinable()) ::std::terminate();
     }
 
-    bool joinable() const noexcept { return m_th != nullptr; }
-    id get_id() const noexcept { return id(m_th); }
+    bool joinable() const noexcept { return th_ != nullptr; }
+    id get_id() const noexcept { return id(th_); }
     static unsigned int hardware_concurrency() noexcept { return photon::get_vcpu_num(); }
     void join();
     void detach();
-    void swap(thread& r) noexcept { ::std::swap(m_th, r.m_th); }
+    void swap(thread& r) noexcept { ::std::swap(th_, r.th_); }
 
 private:
-    photon::thread* m_th = nullptr;
+    photon::thread* th_ = nullptr;
 };
 
 class mutex : public photon::mutex {
@@ -174,81 +174,81 @@ public:
     using mutex_type = Mutex;
 
     unique_lock() noexcept = default;
-    explicit unique_lock(Mutex& m) : m_mutex(&m) { lock(); }
-    unique_lock(Mutex& m, defer_lock_t) noexcept : m_mutex(&m) {}
-    unique_lock(Mutex& m, try_to_lock_t) : m_mutex(&m) { try_lock(); }
-    unique_lock(Mutex& m, adopt_lock_t) noexcept : m_mutex(&m), m_owns(true) {}
+    explicit unique_lock(Mutex& m) : mutex_(&m) { lock(); }
+    unique_lock(Mutex& m, defer_lock_t) noexcept : mutex_(&m) {}
+    unique_lock(Mutex& m, try_to_lock_t) : mutex_(&m) { try_lock(); }
+    unique_lock(Mutex& m, adopt_lock_t) noexcept : mutex_(&m), owns_(true) {}
     template <class Rep, class Period>
-    unique_lock(Mutex& m, const ::std::chrono::duration<Rep, Period>& d) : m_mutex(&m) {
+    unique_lock(Mutex& m, const ::std::chrono::duration<Rep, Period>& d) : mutex_(&m) {
         try_lock_for(d);
     }
     template <class Clock, class Duration>
-    unique_lock(Mutex& m, const ::std::chrono::time_point<Clock, Duration>& t) : m_mutex(&m) {
+    unique_lock(Mutex& m, const ::std::chrono::time_point<Clock, Duration>& t) : mutex_(&m) {
         try_lock_until(t);
     }
-    unique_lock(unique_lock&& r) noexcept : m_mutex(r.m_mutex), m_owns(r.m_owns) {
-        r.m_mutex = nullptr;
-        r.m_owns = false;
+    unique_lock(unique_lock&& r) noexcept : mutex_(r.mutex_), owns_(r.owns_) {
+        r.mutex_ = nullptr;
+        r.owns_ = false;
     }
     unique_lock& operator=(unique_lock&& r) noexcept {
-        if (m_owns) m_mutex->unlock();
-        m_mutex = r.m_mutex;
-        m_owns = r.m_owns;
-        r.m_mutex = nullptr;
-        r.m_owns = false;
+        if (owns_) mutex_->unlock();
+        mutex_ = r.mutex_;
+        owns_ = r.owns_;
+        r.mutex_ = nullptr;
+        r.owns_ = false;
         return *this;
     }
     unique_lock(const unique_lock&) = delete;
     unique_lock& operator=(const unique_lock&) = delete;
     ~unique_lock() {
-        if (m_owns) m_mutex->unlock();
+        if (owns_) mutex_->unlock();
     }
 
     void lock() {
         check_lockable();
-        m_mutex->lock();
-        m_owns = true;
+        mutex_->lock();
+        owns_ = true;
     }
     bool try_lock() {
         check_lockable();
-        return m_owns = m_mutex->try_lock();
+        return owns_ = mutex_->try_lock();
     }
     template <class Rep, class Period>
     bool try_lock_for(const ::std::chrono::duration<Rep, Period>& d) {
         check_lockable();
-        return m_owns = m_mutex->try_lock_for(d);
+        return owns_ = mutex_->try_lock_for(d);
     }
     template <class Clock, class Duration>
     bool try_lock_until(const ::std::chrono::time_point<Clock, Duration>& t) {
         check_lockable();
-        return m_owns = m_mutex->try_lock_until(t);
+        return owns_ = mutex_->try_lock_until(t);
     }
     void unlock() {
-        if (!m_owns) detail::throw_error(EPERM, "photon_std::unique_lock::unlock: not owned");
-        m_mutex->unlock();
-        m_owns = false;
+        if (!owns_) detail::throw_error(EPERM, "photon_std::unique_lock::unlock: not owned");
+        mutex_->unlock();
+        owns_ = false;
     }
     void swap(unique_lock& r) noexcept {
-        ::std::swap(m_mutex, r.m_mutex);
-        ::std::swap(m_owns, r.m_owns);
+        ::std::swap(mutex_, r.mutex_);
+        ::std::swap(owns_, r.owns_);
     }
     Mutex* release() noexcept {
-        Mutex* m = m_mutex;
-        m_mutex = nullptr;
-        m_owns = false;
+        Mutex* m = mutex_;
+        mutex_ = nullptr;
+        owns_ = false;
         return m;
     }
-    Mutex* mutex() const noexcept { return m_mutex; }
-    bool owns_lock() const noexcept { return m_owns; }
-    explicit operator bool() const noexcept { return m_owns; }
+    Mutex* mutex() const noexcept { return mutex_; }
+    bool owns_lock() const noexcept { return owns_; }
+    explicit operator bool() const noexcept { return owns_; }
 
 private:
     void check_lockable() {
-        if (!m_mutex) detail::throw_error(EPERM, "photon_std::unique_lock: no mutex");
-        if (m_owns) detail::throw_error(EDEADLK, "photon_std::unique_lock: already owned");
+        if (!mutex_) detail::throw_error(EPERM, "photon_std::unique_lock: no mutex");
+        if (owns_) detail::throw_error(EDEADLK, "photon_std::unique_lock: already owned");
     }
-    Mutex* m_mutex = nullptr;
-    bool m_owns = false;
+    Mutex* mutex_ = nullptr;
+    bool owns_ = false;
 };
 
 class condition_variable : public photon::condition_variable {
@@ -341,22 +341,22 @@ template <typename T>
 class future {
 protected:
     using pf = detail::shared_future_state<T>;
-    ::std::shared_ptr<pf> _fut;
+    ::std::shared_ptr<pf> fut_;
 
 public:
     future() = default;
-    future(::std::shared_ptr<pf>& fut) : _fut(fut) {}
-    bool valid() const { return (bool)_fut; }
+    future(::std::shared_ptr<pf>& fut) : fut_(fut) {}
+    bool valid() const { return (bool)fut_; }
     // Waits for the value and returns a copy of it. Throws future_error
     // no_state (no promise behind it) or broken_promise (destroyed unset).
     T get() {
         wait_value();
-        return _fut->fut.get_value();
+        return fut_->fut.get_value();
     }
     // ready, or timeout after `timeout` us (-1: waits for ever).
     ::std::future_status wait(uint64_t timeout = -1) const {
-        if (!_fut) throw ::std::future_error(::std::future_errc::no_state);
-        return _fut->fut.wait(timeout) == 0 ? ::std::future_status::ready
+        if (!fut_) throw ::std::future_error(::std::future_errc::no_state);
+        return fut_->fut.wait(timeout) == 0 ? ::std::future_status::ready
                                             : ::std::future_status::timeout;
     }
     template <class Rep, class Period>
@@ -370,7 +370,7 @@ public:
 
 protected:
     void wait_value() {
-        if (wait() != ::std::future_status::ready || !_fut->set.load(::std::memory_order_acquire))
+        if (wait() != ::std::future_status::ready || !fut_->set.load(::std::memory_order_acquire))
             throw ::std::future_error(::std::future_errc::broken_promise);
     }
 };
@@ -379,12 +379,12 @@ template <typename T>
 class promise {
 protected:
     using pf = detail::shared_future_state<T>;
-    ::std::shared_ptr<pf> _fut{new pf};
+    ::std::shared_ptr<pf> fut_{new pf};
 
 public:
     promise() = default;
-    promise(const promise& r) : _fut(r._fut) {
-        if (_fut) _fut->promises.fetch_add(1, ::std::memory_order_relaxed);
+    promise(const promise& r) : fut_(r.fut_) {
+        if (fut_) fut_->promises.fetch_add(1, ::std::memory_order_relaxed);
     }
     promise(promise&&) noexcept = default;
     promise& operator=(promise r) noexcept {
@@ -393,29 +393,29 @@ public:
     }
     ~promise() { release(); }
 
-    future<T> get_future() { return {_fut}; }
-    void swap(promise& other) noexcept { _fut.swap(other._fut); }
+    future<T> get_future() { return {fut_}; }
+    void swap(promise& other) noexcept { fut_.swap(other.fut_); }
     // Once: a second value throws future_error promise_already_satisfied.
     template <typename P>
     void set_value(P&& value) {
         claim();
-        _fut->fut.get_promise().set_value(::std::forward<P>(value));
+        fut_->fut.get_promise().set_value(::std::forward<P>(value));
     }
 
 protected:
     void claim() {
-        if (!_fut) throw ::std::future_error(::std::future_errc::no_state);
-        if (_fut->set.exchange(true, ::std::memory_order_acq_rel) ||
-            _fut->broken.load(::std::memory_order_relaxed))
+        if (!fut_) throw ::std::future_error(::std::future_errc::no_state);
+        if (fut_->set.exchange(true, ::std::memory_order_acq_rel) ||
+            fut_->broken.load(::std::memory_order_relaxed))
             throw ::std::future_error(::std::future_errc::promise_already_satisfied);
     }
     // The last copy gone without a value: wake the waiter with none (its
     // get() throws broken_promise).
     void release() {
-        if (!_fut || _fut->promises.fetch_sub(1, ::std::memory_order_acq_rel) != 1) return;
-        if (!_fut->set.load(::std::memory_order_acquire) &&
-            !_fut->broken.exchange(true, ::std::memory_order_acq_rel))
-            _fut->fut.get_promise().set_value(T{});
+        if (!fut_ || fut_->promises.fetch_sub(1, ::std::memory_order_acq_rel) != 1) return;
+        if (!fut_->set.load(::std::memory_order_acquire) &&
+            !fut_->broken.exchange(true, ::std::memory_order_acq_rel))
+            fut_->fut.get_promise().set_value(T{});
     }
 };
 

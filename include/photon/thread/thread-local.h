@@ -22,19 +22,19 @@ namespace photon {
 template <typename T, typename... ARGS>
 class thread_local_ptr {
 public:
-    explicit thread_local_ptr(ARGS&&... args) : m_args(std::forward<ARGS>(args)...) {
-        if (thread_key_create(&m_key, [](void* p) { delete static_cast<T*>(p); }) != 0)
+    explicit thread_local_ptr(ARGS&&... args) : args_(std::forward<ARGS>(args)...) {
+        if (thread_key_create(&key_, [](void* p) { delete static_cast<T*>(p); }) != 0)
             abort();  // all THREAD_KEYS_MAX keys are taken
     }
     thread_local_ptr(const thread_local_ptr&) = delete;
     thread_local_ptr& operator=(const thread_local_ptr&) = delete;
-    ~thread_local_ptr() { thread_key_delete(m_key); }
+    ~thread_local_ptr() { thread_key_delete(key_); }
 
     T* get() const {
-        auto p = static_cast<T*>(thread_getspecific(m_key));
+        auto p = static_cast<T*>(thread_getspecific(key_));
         if (!p) {
-            p = std::apply([](const auto&... a) { return new T(a...); }, m_args);
-            if (thread_setspecific(m_key, p) != 0) abort();
+            p = std::apply([](const auto&... a) { return new T(a...); }, args_);
+            if (thread_setspecific(key_, p) != 0) abort();
         }
         return p;
     }
@@ -43,8 +43,8 @@ public:
     operator T*() const { return get(); }
 
 private:
-    thread_key_t m_key = 0;
-    std::tuple<std::decay_t<ARGS>...> m_args;
+    thread_key_t key_ = 0;
+    std::tuple<std::decay_t<ARGS>...> args_;
 };
 
 }  // namespace photon

@@ -90,10 +90,10 @@ template <uint32_t CAPACITY>
 class ThreadPool : public ThreadPoolBase {
 public:
     ThreadPool(uint64_t stack_size = DEFAULT_STACK_SIZE)
-        : ThreadPoolBase(CAPACITY, m_slots, stack_size) {}
+        : ThreadPoolBase(CAPACITY, slots_, stack_size) {}
 
 protected:
-    void* m_slots[CAPACITY ? CAPACITY : 1];
+    void* slots_[CAPACITY ? CAPACITY : 1];
 };
 
 }  // namespace photon

@@ -47,15 +47,15 @@ protected:
     static void* stub(void* self);
     void run();
 
-    thread* m_th = nullptr;
-    Entry m_on_timer;
-    uint64_t m_default_timeout;
-    uint64_t m_timeout;
-    bool m_repeating;
-    bool m_waiting = false;
-    bool m_stopping = false;  // being destroyed: the coroutine ends
-    bool m_joined = false;
-    bool m_disarm = false;  // stop() during on_timer: stay disarmed after it
+    thread* th_ = nullptr;
+    Entry on_timer_;
+    uint64_t default_timeout_;
+    uint64_t timeout_;
+    bool repeating_;
+    bool waiting_ = false;
+    bool stopping_ = false;  // being destroyed: the coroutine ends
+    bool joined_ = false;
+    bool disarm_ = false;  // stop() during on_timer: stay disarmed after it
 };
 
 }  // namespace photon

@@ -38,28 +38,28 @@ struct Digest {
     enum { DIGEST_LENGTH = LENGTH };
 
     Digest() : _ctx(EVP_MD_CTX_new()) {
-        _ok = _ctx && EVP_DigestInit_ex(_ctx, MD(), nullptr) == 1;
+        ok_ = _ctx && EVP_DigestInit_ex(_ctx, MD(), nullptr) == 1;
         if (!_ctx) errno = ENOMEM;
     }
     Digest(std::string_view data) : Digest() { update(data); }
     Digest(const void* data, size_t len) : Digest() { update(data, len); }
     Digest(const Digest& rhs) : _ctx(EVP_MD_CTX_new()) {
-        _ok = rhs._ok && _ctx && EVP_MD_CTX_copy_ex(_ctx, rhs._ctx) == 1;
+        ok_ = rhs.ok_ && _ctx && EVP_MD_CTX_copy_ex(_ctx, rhs._ctx) == 1;
         if (!_ctx) errno = ENOMEM;
     }
-    Digest(Digest&& rhs) noexcept : _ctx(std::exchange(rhs._ctx, nullptr)), _ok(rhs._ok) {
-        rhs._ok = false;
+    Digest(Digest&& rhs) noexcept : _ctx(std::exchange(rhs._ctx, nullptr)), ok_(rhs.ok_) {
+        rhs.ok_ = false;
     }
     Digest& operator=(Digest rhs) noexcept {
         std::swap(_ctx, rhs._ctx);
-        std::swap(_ok, rhs._ok);
+        std::swap(ok_, rhs.ok_);
         return *this;
     }
     ~Digest() { EVP_MD_CTX_free(_ctx); }
 
     void update(std::string_view data) { update(data.data(), data.size()); }
     void update(const void* data, size_t len) {
-        if (_ok && len) _ok = EVP_DigestUpdate(_ctx, data, len) == 1;
+        if (ok_ && len) ok_ = EVP_DigestUpdate(_ctx, data, len) == 1;
     }
 
     // The digest of everything updated so far, LENGTH bytes in this object
@@ -74,7 +74,7 @@ struct Digest {
     void finalize(void* buf) { finalize_into(buf); }
 
     // False once anything failed; the digest then reads as zeros.
-    bool ok() const { return _ok; }
+    bool ok() const { return ok_; }
 
     EVP_MD_CTX* _ctx;  // Photon's name; the running state
     mutable char _md[LENGTH];
@@ -83,14 +83,14 @@ private:
     // Finishes a copy of the running state, which stays open for updates.
     void finalize_into(void* buf) const {
         unsigned int len = 0;
-        EVP_MD_CTX* tmp = _ok ? EVP_MD_CTX_new() : nullptr;
+        EVP_MD_CTX* tmp = ok_ ? EVP_MD_CTX_new() : nullptr;
         bool done = tmp && EVP_MD_CTX_copy_ex(tmp, _ctx) == 1 &&
                     EVP_DigestFinal_ex(tmp, (unsigned char*)buf, &len) == 1 && len == LENGTH;
         EVP_MD_CTX_free(tmp);
-        if (!done) memset(buf, 0, LENGTH), _ok = false;
+        if (!done) memset(buf, 0, LENGTH), ok_ = false;
     }
 
-    mutable bool _ok;
+    mutable bool ok_;
 };
 
 using sha1 = Digest<SHA_DIGEST_LENGTH, &EVP_sha1>;
@@ -112,19 +112,19 @@ struct HMAC {
     }
     operator std::string_view() const { return {_md, LENGTH}; }
     std::string_view finalize() const { return *this; }
-    bool ok() const { return _ok; }
+    bool ok() const { return ok_; }
 
 private:
     void compute(std::string_view key, std::string_view data) {
         unsigned int len = 0;
-        _ok = key.size() <= size_t(INT32_MAX) &&
+        ok_ = key.size() <= size_t(INT32_MAX) &&
               ::HMAC(MD(), key.data(), (int)key.size(), (const unsigned char*)data.data(),
                      data.size(), (unsigned char*)_md, &len) != nullptr &&
               len == LENGTH;
-        if (!_ok) memset(_md, 0, LENGTH);
+        if (!ok_) memset(_md, 0, LENGTH);
     }
 
-    bool _ok;
+    bool ok_;
 };
 
 using HMAC_SHA1 = HMAC<SHA_DIGEST_LENGTH, EVP_sha1>;
