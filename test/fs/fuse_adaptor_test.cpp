@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -34,6 +35,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../util/fd_count.h"
 #include "fs_test_util.h"
 
 using namespace photon;
@@ -479,6 +481,46 @@ TEST_F(FuseMount, ErrorsComeBackAsTheSourceGivesThem) {
     EXPECT_EQ(0, renameat2(AT_FDCWD, mnt("full/x").c_str(), AT_FDCWD, mnt("z").c_str(),
                            RENAME_NOREPLACE));
     EXPECT_EQ("x", read_all(src("z")));
+}
+
+// A hostile client: opens through the mount until the process (the server
+// shares it) has no descriptor left. Each open costs the server one for the
+// source file too, so some opens fail in the server, which must answer
+// EMFILE, lose none of the files already open, and give every descriptor
+// back once the kernel releases them.
+TEST_F(FuseMount, RunningOutOfDescriptorsFailsOpensWithEmfileAndRecovers) {
+    std::ofstream(src("f")) << "hello";
+    MOUNT();
+    const int base = photon_test::count_open_fds();
+    struct rlimit old;
+    ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+    struct rlimit low = old;
+    low.rlim_cur = (rlim_t)base + 64;
+    ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &low));
+    std::vector<int> fds;
+    int err = 0;
+    for (int i = 0; i < 1000; i++) {
+        int fd = ::open(mnt("f").c_str(), O_RDONLY);
+        if (fd < 0) {
+            err = errno;
+            break;
+        }
+        fds.push_back(fd);
+    }
+    EXPECT_EQ(EMFILE, err);
+    EXPECT_GE(fds.size(), 16u);
+    char buf[8];
+    for (int fd : fds) {
+        ASSERT_EQ(5, ::pread(fd, buf, sizeof(buf), 0));
+        EXPECT_EQ(0, memcmp(buf, "hello", 5));
+    }
+    for (int fd : fds) ::close(fd);
+    ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+    // close(2) does not wait for FUSE_RELEASE; the server closes its copies after.
+    EXPECT_TRUE(photon_test::wait_for_off_vcpu(
+        [&] { return photon_test::count_open_fds() <= base; }, 10000))
+        << photon_test::count_open_fds() << " fds open, " << base << " before";
+    EXPECT_EQ("hello", read_all(mnt("f")));
 }
 
 // With attr_timeout=0 every fstat reaches the server, which has no path for
