@@ -79,9 +79,13 @@ struct mapped_file : photon_test::mem_file {
     int fiemap(pf::detail::fiemap_ptr arg) override {
         auto m = reinterpret_cast<pf::fiemap*>(arg);  // the same layout either way
         m->fm_mapped_extents = 0;
+        // The caller's array follows the header (g++ warns on indexing the
+        // zero-length member itself).
+        auto ext = reinterpret_cast<pf::fiemap_extent*>(reinterpret_cast<char*>(m) +
+                                                        offsetof(pf::fiemap, fm_extents));
         for (uint64_t off = m->fm_start;
              off < data.size() && m->fm_mapped_extents < m->fm_extent_count; off += 4096) {
-            auto& x = m->fm_extents[m->fm_mapped_extents++];
+            auto& x = ext[m->fm_mapped_extents++];
             x.fe_logical = off;
             x.fe_length = std::min<uint64_t>(4096, data.size() - off);
             x.fe_flags = off + 4096 >= data.size() ? FIEMAP_EXTENT_LAST : 0;

@@ -177,8 +177,12 @@ TEST(Headers, KeepsEveryFieldRightThroughManyReplacements) {
         std::string v = std::to_string(i) + std::string(i % 97, 'x');
         ASSERT_EQ(0, h.set("Counter", v));
         ASSERT_EQ(0, h.content_length((uint64_t)i * 7));
-        if (i % 3 == 0) ASSERT_EQ(0, h.insert("Extra", v, 1));
-        if (i % 3 == 2) ASSERT_EQ(1u, h.erase("extra"));
+        if (i % 3 == 0) {
+            ASSERT_EQ(0, h.insert("Extra", v, 1));
+        }
+        if (i % 3 == 2) {
+            ASSERT_EQ(1u, h.erase("extra"));
+        }
         ASSERT_EQ(v, h["counter"]) << i;
         ASSERT_EQ((uint64_t)i * 7, h.content_length()) << i;
         ASSERT_EQ("first", h["keep-first"]) << i;
