@@ -110,7 +110,9 @@ public:
     };
 
     // Adds interests on fd (the same fd, event and data again is allowed).
-    // 0, or -1 with errno.
+    // 0, or -1 with errno. The same fd and event with other data is engine
+    // specific, as in PhotonLibOS: epoll replaces the data, io_uring adds a
+    // second interest; rm_interest the old one first.
     virtual int add_interest(Event e) = 0;
     // Removes interests added with the same Event; 0, or -1 with errno.
     virtual int rm_interest(Event e) = 0;
