@@ -342,7 +342,7 @@ cURL::cURL() {
     m_errmsg[0] = '\0';
     m_curl = curl_easy_init();
     if (!m_curl) {
-        ret = m_opt_error = CURLE_FAILED_INIT;
+        ret = opt_error_ = CURLE_FAILED_INIT;
         snprintf(m_errmsg, sizeof(m_errmsg), "curl_easy_init failed");
         return;
     }
@@ -363,7 +363,7 @@ void cURL::set_defaults() {
 cURL& cURL::reset() {
     if (m_curl) curl_easy_reset(m_curl);
     reset_error();
-    m_postfields_set = m_custom_verb = false;
+    postfields_set_ = custom_verb_ = false;
     if (m_curl) set_defaults();
     return *this;
 }
@@ -379,7 +379,7 @@ cURL& cURL::setopt_integer(CURLoption option, curl_off_t arg) {
     if (r != CURLE_OK) {
         LOG_WARN("curl_easy_setopt(option=`, `) failed: `", (int)option, (long long)arg,
                  curl_easy_strerror(r));
-        if (m_opt_error == CURLE_OK) m_opt_error = r;
+        if (opt_error_ == CURLE_OK) opt_error_ = r;
     }
     return *this;
 }
@@ -388,7 +388,7 @@ cURL& cURL::setopt_pointer(CURLoption option, const void* arg) {
     CURLcode r = m_curl ? curl_easy_setopt(m_curl, option, arg) : CURLE_FAILED_INIT;
     if (r != CURLE_OK) {
         LOG_WARN("curl_easy_setopt(option=`) failed: `", (int)option, curl_easy_strerror(r));
-        if (m_opt_error == CURLE_OK) m_opt_error = r;
+        if (opt_error_ == CURLE_OK) opt_error_ = r;
     }
     return *this;
 }
@@ -399,7 +399,7 @@ cURL& cURL::setopt_function(CURLoption option, void (*arg)()) {
     CURLcode r = m_curl ? curl_easy_setopt(m_curl, option, arg) : CURLE_FAILED_INIT;
     if (r != CURLE_OK) {
         LOG_WARN("curl_easy_setopt(option=`) failed: `", (int)option, curl_easy_strerror(r));
-        if (m_opt_error == CURLE_OK) m_opt_error = r;
+        if (opt_error_ == CURLE_OK) opt_error_ = r;
     }
     return *this;
 }
@@ -415,9 +415,9 @@ CURLcode cURL::getinfo_raw(CURLINFO info, void* out) {
 
 void cURL::prepare(const char* url, verb v) {
     m_errmsg[0] = '\0';
-    if (m_custom_verb) {
+    if (custom_verb_) {
         setopt(CURLOPT_CUSTOMREQUEST, nullptr);
-        m_custom_verb = false;
+        custom_verb_ = false;
     }
     setopt(CURLOPT_HTTPGET, 1L);  // GET, no upload, a body: what the others start from
     switch (v) {
@@ -434,7 +434,7 @@ void cURL::prepare(const char* url, verb v) {
             break;
         case verb::del:
             setopt(CURLOPT_CUSTOMREQUEST, "DELETE");
-            m_custom_verb = true;
+            custom_verb_ = true;
             break;
     }
     setopt(CURLOPT_URL, url);
@@ -443,23 +443,23 @@ void cURL::prepare(const char* url, verb v) {
 }
 
 long cURL::perform(uint64_t timeout) {
-    if (m_opt_error != CURLE_OK) {
-        ret = m_opt_error;
-        m_errno = m_curl ? EINVAL : ENOMEM;
+    if (opt_error_ != CURLE_OK) {
+        ret = opt_error_;
+        errno_ = m_curl ? EINVAL : ENOMEM;
     } else {
         ret = (CURLcode)curl_perform(m_curl, timeout);
-        m_errno = ret == CURLE_OK ? 0 : errno;
+        errno_ = ret == CURLE_OK ? 0 : errno;
     }
-    m_opt_error = CURLE_OK;
+    opt_error_ = CURLE_OK;
     // This call's writer, reader and post fields may not outlive it.
     setopt(CURLOPT_WRITEFUNCTION, &discard);
     setopt(CURLOPT_WRITEDATA, nullptr);
     setopt(CURLOPT_READFUNCTION, &no_body);
     setopt(CURLOPT_READDATA, nullptr);
-    if (m_postfields_set) {
+    if (postfields_set_) {
         setopt(CURLOPT_POSTFIELDS, nullptr);
         setopt(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
-        m_postfields_set = false;
+        postfields_set_ = false;
     }
     if (ret != CURLE_OK && !m_errmsg[0])
         snprintf(m_errmsg, sizeof(m_errmsg), "%s", curl_easy_strerror(ret));

@@ -284,33 +284,33 @@ class string_socket_stream final : public StringSocketStream {
 public:
     // At most 1-8 bytes per call, to exercise callers' partial-I/O paths.
     ssize_t recv(void* buf, size_t count, int flags = 0) override {
-        if (_closed) return fail(ECANCELED);
+        if (closed_) return fail(ECANCELED);
         return take(buf, std::min(count, (size_t)random_u32() % 8 + 1));
     }
     ssize_t recv(const struct iovec* iov, int iovcnt, int flags = 0) override {
         const struct iovec* v = first_nonempty(iov, iovcnt);
-        if (!v) return iov_total(iov, iovcnt) < 0 ? fail(EINVAL) : _closed ? fail(ECANCELED) : 0;
+        if (!v) return iov_total(iov, iovcnt) < 0 ? fail(EINVAL) : closed_ ? fail(ECANCELED) : 0;
         return recv(v->iov_base, v->iov_len);
     }
     ssize_t send(const void* buf, size_t count, int flags = 0) override {
-        if (_closed) return fail(ECANCELED);
+        if (closed_) return fail(ECANCELED);
         return put(buf, std::min(count, (size_t)random_u32() % 8 + 1));
     }
     ssize_t send(const struct iovec* iov, int iovcnt, int flags = 0) override {
         const struct iovec* v = first_nonempty(iov, iovcnt);
-        if (!v) return iov_total(iov, iovcnt) < 0 ? fail(EINVAL) : _closed ? fail(ECANCELED) : 0;
+        if (!v) return iov_total(iov, iovcnt) < 0 ? fail(EINVAL) : closed_ ? fail(ECANCELED) : 0;
         return send(v->iov_base, v->iov_len);
     }
     int close() override {
-        if (_closed) return (int)fail(ECANCELED);
-        _closed = true;
+        if (closed_) return (int)fail(ECANCELED);
+        closed_ = true;
         _inv = {};
         _in.clear();
         _out.clear();
         return 0;
     }
     ssize_t read(void* buf, size_t count) override {
-        if (_closed) return fail(ECANCELED);
+        if (closed_) return fail(ECANCELED);
         return take(buf, count);
     }
     ssize_t readv(const struct iovec* iov, int iovcnt) override {
@@ -325,7 +325,7 @@ public:
         return sum;
     }
     ssize_t write(const void* buf, size_t count) override {
-        if (_closed) return fail(ECANCELED);
+        if (closed_) return fail(ECANCELED);
         return put(buf, count);
     }
     ssize_t writev(const struct iovec* iov, int iovcnt) override {
@@ -374,7 +374,7 @@ private:
         return (ssize_t)count;
     }
 
-    bool _closed = false;
+    bool closed_ = false;
 };
 
 }  // namespace

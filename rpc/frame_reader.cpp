@@ -29,36 +29,36 @@ struct sink : iovector_view {
 
 FrameReader::FrameReader(IStream* stream) { set_stream(stream); }
 
-FrameReader::~FrameReader() { ::free(m_buf); }
+FrameReader::~FrameReader() { ::free(buf_); }
 
 void FrameReader::set_stream(IStream* s) {
-    m_stream = s;
-    m_sock = dynamic_cast<net::ISocketStream*>(s);
-    m_begin = m_end = 0;
+    stream_ = s;
+    sock_ = dynamic_cast<net::ISocketStream*>(s);
+    begin_ = end_ = 0;
 }
 
 ssize_t FrameReader::read_some(char* p, size_t n, uint64_t timeout) {
-    m_stream->timeout(timeout);
+    stream_->timeout(timeout);
     // A plain IStream reads whole counts only; it gets exact requests.
-    return m_sock ? m_sock->recv(p, n) : m_stream->read(p, n);
+    return sock_ ? sock_->recv(p, n) : stream_->read(p, n);
 }
 
 int FrameReader::fill(size_t n, Timeout deadline, bool idle) {
-    if (!m_buf && !(m_buf = (char*)::malloc(kBufSize))) return errno = ENOMEM, -1;
-    if (m_begin + n > kBufSize) {  // make room at the end
-        memmove(m_buf, m_buf + m_begin, buffered());
-        m_end -= m_begin;
-        m_begin = 0;
+    if (!buf_ && !(buf_ = (char*)::malloc(kBufSize))) return errno = ENOMEM, -1;
+    if (begin_ + n > kBufSize) {  // make room at the end
+        memmove(buf_, buf_ + begin_, buffered());
+        end_ -= begin_;
+        begin_ = 0;
     }
     while (buffered() < n) {
         bool waiting_first = idle && buffered() == 0;
         uint64_t t = deadline.timeout();
         if (t == 0) return waiting_first ? kIdle : (errno = ETIMEDOUT, -1);
-        size_t want = m_sock ? kBufSize - m_end : n - buffered();
-        ssize_t r = read_some(m_buf + m_end, want, t);
-        if (r > 0) m_end += r;
+        size_t want = sock_ ? kBufSize - end_ : n - buffered();
+        ssize_t r = read_some(buf_ + end_, want, t);
+        if (r > 0) end_ += r;
         // EOF; a plain stream's short read is one too.
-        if (r == 0 || (r > 0 && !m_sock && (size_t)r < want))
+        if (r == 0 || (r > 0 && !sock_ && (size_t)r < want))
             return waiting_first && r == 0 ? kClosed : (errno = ECONNRESET, -1);
         if (r < 0 && errno == ETIMEDOUT && waiting_first) {
             if (t != UINT64_MAX) return kIdle;
@@ -71,7 +71,7 @@ int FrameReader::fill(size_t n, Timeout deadline, bool idle) {
 
 int FrameReader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_timeout) {
     if (buffered() == 0) {
-        m_begin = m_end = 0;
+        begin_ = end_ = 0;
         int r = fill(1, Timeout(idle_timeout), true);
         if (r == kClosed) return 0;
         if (r == kIdle) return errno = ETIMEDOUT, 0;
@@ -79,11 +79,11 @@ int FrameReader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_ti
     }
     // The frame has begun: its deadline counts from now, however long the
     // connection was idle before, and covers its body too.
-    m_frame_deadline = Timeout(frame_timeout);
-    int r = fill(sizeof(Header), m_frame_deadline, false);
+    frame_deadline_ = Timeout(frame_timeout);
+    int r = fill(sizeof(Header), frame_deadline_, false);
     if (r < 0) return -1;
-    memcpy(h, m_buf + m_begin, sizeof(Header));
-    m_begin += sizeof(Header);
+    memcpy(h, buf_ + begin_, sizeof(Header));
+    begin_ += sizeof(Header);
     return 1;
 }
 
@@ -97,18 +97,18 @@ int FrameReader::read_body(iovector* dst, size_t n, Timeout deadline) {
     // What the buffer holds already; then, for a small rest, fill the buffer
     // (it may bring the next frames too); for a large one, read in place.
     size_t take = std::min(n, buffered());
-    m_begin += rest.pipe_from_buffer(m_buf + m_begin, take);
+    begin_ += rest.pipe_from_buffer(buf_ + begin_, take);
     size_t left = n - take;
     if (left == 0) return 0;
-    if (m_sock && left <= kThroughBuffer) {
+    if (sock_ && left <= kThroughBuffer) {
         if (fill(left, deadline, false) < 0) return -1;
-        m_begin += rest.pipe_from_buffer(m_buf + m_begin, left);
+        begin_ += rest.pipe_from_buffer(buf_ + begin_, left);
         return 0;
     }
     uint64_t t = deadline.timeout();
     if (t == 0) return errno = ETIMEDOUT, -1;
-    m_stream->timeout(t);
-    ssize_t r = m_stream->readv(rest.iov, rest.iovcnt);
+    stream_->timeout(t);
+    ssize_t r = stream_->readv(rest.iov, rest.iovcnt);
     if (r == (ssize_t)left) return 0;
     if (r >= 0) errno = ECONNRESET;
     return -1;
@@ -117,11 +117,11 @@ int FrameReader::read_body(iovector* dst, size_t n, Timeout deadline) {
 int FrameReader::skip(size_t n, Timeout deadline) {
     while (n) {
         if (buffered() == 0) {
-            m_begin = m_end = 0;
+            begin_ = end_ = 0;
             if (fill(std::min(n, kBufSize / 2), deadline, false) < 0) return -1;
         }
         size_t k = std::min(n, buffered());
-        m_begin += k;
+        begin_ += k;
         n -= k;
     }
     return 0;

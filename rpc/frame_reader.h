@@ -43,24 +43,24 @@ public:
 
     // The deadline of the frame whose header read_header returned last: the
     // frame timeout from its first byte. For its read_body or skip.
-    Timeout frame_deadline() const { return m_frame_deadline; }
+    Timeout frame_deadline() const { return frame_deadline_; }
 
-    IStream* stream() const { return m_stream; }
+    IStream* stream() const { return stream_; }
     void set_stream(IStream* s);
 
 private:
-    size_t buffered() const { return m_end - m_begin; }
+    size_t buffered() const { return end_ - begin_; }
     // Reads into the buffer until it holds n bytes (n <= capacity). idle:
     // nothing is buffered and the frame has not begun (EOF and, with a
     // finite deadline, its expiry are the ends between frames).
     int fill(size_t n, Timeout deadline, bool idle);
     ssize_t read_some(char* p, size_t n, uint64_t timeout);
 
-    IStream* m_stream;
-    net::ISocketStream* m_sock;  // the same stream, when it can read "some"
-    char* m_buf = nullptr;
-    size_t m_begin = 0, m_end = 0;
-    Timeout m_frame_deadline;
+    IStream* stream_;
+    net::ISocketStream* sock_;  // the same stream, when it can read "some"
+    char* buf_ = nullptr;
+    size_t begin_ = 0, end_ = 0;
+    Timeout frame_deadline_;
 };
 
 }  // namespace rpc

@@ -17,10 +17,10 @@ struct FrameWriter::Batch {
 
 int FrameWriter::write(IStream* s, const Header* h, iovector* payload, uint64_t timeout,
                        bool others) {
-    if (m_broken) return errno = ECONNRESET, -1;
-    bool leader = !m_open;
-    if (leader && !(m_open = new (std::nothrow) Batch)) return errno = ENOMEM, -1;
-    Batch* b = m_open;
+    if (broken_) return errno = ECONNRESET, -1;
+    bool leader = !open_;
+    if (leader && !(open_ = new (std::nothrow) Batch)) return errno = ENOMEM, -1;
+    Batch* b = open_;
     b->frames++;
     b->iov.push_back({const_cast<Header*>(h), sizeof(*h)});
     b->bytes += sizeof(*h);
@@ -33,7 +33,7 @@ int FrameWriter::write(IStream* s, const Header* h, iovector* payload, uint64_t 
     }
     if (leader) {
         if (others) thread_yield();  // the others ready to write join this batch
-        m_open = nullptr;            // later frames start the next one
+        open_ = nullptr;             // later frames start the next one
         flush(s, b, timeout);
         b->written = true;
         b->done.notify_all();
@@ -46,7 +46,7 @@ int FrameWriter::write(IStream* s, const Header* h, iovector* payload, uint64_t 
 }
 
 int FrameWriter::flush(IStream* s, Batch* b, uint64_t timeout) {
-    if (m_wlock.lock(timeout) < 0) {  // a full socket keeps the previous batch writing
+    if (wlock_.lock(timeout) < 0) {  // a full socket keeps the previous batch writing
         b->result = -1;
         b->err = errno;
         // Nothing of this batch went out: the stream is still in step.
@@ -54,15 +54,15 @@ int FrameWriter::flush(IStream* s, Batch* b, uint64_t timeout) {
     }
     ssize_t r = -1;
     int e = ECONNRESET;  // an earlier batch broke the stream
-    if (!m_broken) {
+    if (!broken_) {
         s->timeout(timeout);
         r = s->writev(b->iov.data(), (int)b->iov.size());
         e = errno;
     }
-    m_wlock.unlock();
+    wlock_.unlock();
     if (r == (ssize_t)b->bytes) return b->result = 0;
-    if (!m_broken) {
-        m_broken = true;
+    if (!broken_) {
+        broken_ = true;
         s->shutdown(ShutdownHow::ReadWrite);
     }
     b->result = -1;

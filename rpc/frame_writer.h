@@ -30,17 +30,17 @@ public:
     // the first writer of a round wait for them.
     int write(IStream* s, const Header* h, iovector* payload, uint64_t timeout = UINT64_MAX,
               bool others = true);
-    bool broken() const { return m_broken; }
+    bool broken() const { return broken_; }
     // For a new stream: no batch may be in flight.
-    void reset() { m_broken = false; }
+    void reset() { broken_ = false; }
 
 private:
     struct Batch;
     int flush(IStream* s, Batch* b, uint64_t timeout);
 
-    Batch* m_open = nullptr;  // the batch frames of this round join
-    mutex m_wlock;            // one batch on the wire at a time
-    bool m_broken = false;
+    Batch* open_ = nullptr;  // the batch frames of this round join
+    mutex wlock_;            // one batch on the wire at a time
+    bool broken_ = false;
 };
 
 }  // namespace rpc

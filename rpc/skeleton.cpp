@@ -47,24 +47,23 @@ struct Request {
 
 class SkeletonImpl final : public Skeleton {
 public:
-    explicit SkeletonImpl(uint32_t pool_size)
-        : m_pool(ThreadPoolBase::new_thread_pool(pool_size)) {}
+    explicit SkeletonImpl(uint32_t pool_size) : pool_(ThreadPoolBase::new_thread_pool(pool_size)) {}
     ~SkeletonImpl() override {
         shutdown(true);
-        if (m_pool) ThreadPoolBase::delete_thread_pool(m_pool);
+        if (pool_) ThreadPoolBase::delete_thread_pool(pool_);
     }
 
     int add_function(FunctionID id, Function f) override {
-        return m_funcs.emplace(id.function, f).second ? 0 : -1;
+        return funcs_.emplace(id.function, f).second ? 0 : -1;
     }
-    int remove_function(FunctionID id) override { return m_funcs.erase(id.function) ? 0 : -1; }
-    int set_accept_notify(Notifier n) override { return m_on_accept = n, 0; }
-    int set_close_notify(Notifier n) override { return m_on_close = n, 0; }
-    void set_allocator(IOAlloc a) override { m_alloc = a; }
-    void set_max_message_size(uint32_t n) override { m_max_size = n; }
-    void set_frame_timeout(uint64_t us) override { m_frame_timeout = us; }
-    void set_idle_timeout(uint64_t us) override { m_idle_timeout = us; }
-    void set_max_inflight(uint32_t n) override { m_max_inflight = n ? n : 1; }
+    int remove_function(FunctionID id) override { return funcs_.erase(id.function) ? 0 : -1; }
+    int set_accept_notify(Notifier n) override { return on_accept_ = n, 0; }
+    int set_close_notify(Notifier n) override { return on_close_ = n, 0; }
+    void set_allocator(IOAlloc a) override { alloc_ = a; }
+    void set_max_message_size(uint32_t n) override { max_size_ = n; }
+    void set_frame_timeout(uint64_t us) override { frame_timeout_ = us; }
+    void set_idle_timeout(uint64_t us) override { idle_timeout_ = us; }
+    void set_max_inflight(uint32_t n) override { max_inflight_ = n ? n : 1; }
 
     int serve(IStream* stream) override;
     int shutdown(bool no_more_requests) override { return shutdown(no_more_requests, UINT64_MAX); }
@@ -72,7 +71,7 @@ public:
     int shutdown_no_wait() override;
 
     static void* run(void* arg);
-    uint64_t frame_timeout() const { return m_frame_timeout; }
+    uint64_t frame_timeout() const { return frame_timeout_; }
 
 private:
     int serve_frames(Conn& c, FrameReader& rd);
@@ -80,18 +79,18 @@ private:
     void wait_idle(Conn& c);
     void abort_all();
 
-    std::unordered_map<uint64_t, Function> m_funcs;
-    Notifier m_on_accept, m_on_close;
-    IOAlloc m_alloc;
-    ThreadPoolBase* m_pool;
-    std::unordered_set<Conn*> m_conns;
-    condition_variable m_conns_gone;
-    std::unordered_map<Request*, Conn*> m_requests;  // running requests
-    bool m_running = true;
-    uint32_t m_max_size = DEFAULT_MAX_MESSAGE_SIZE;
-    uint64_t m_frame_timeout = DEFAULT_FRAME_TIMEOUT;
-    uint64_t m_idle_timeout = DEFAULT_IDLE_TIMEOUT;
-    uint32_t m_max_inflight = DEFAULT_MAX_INFLIGHT;
+    std::unordered_map<uint64_t, Function> funcs_;
+    Notifier on_accept_, on_close_;
+    IOAlloc alloc_;
+    ThreadPoolBase* pool_;
+    std::unordered_set<Conn*> conns_;
+    condition_variable conns_gone_;
+    std::unordered_map<Request*, Conn*> requests_;  // running requests
+    bool running_ = true;
+    uint32_t max_size_ = DEFAULT_MAX_MESSAGE_SIZE;
+    uint64_t frame_timeout_ = DEFAULT_FRAME_TIMEOUT;
+    uint64_t idle_timeout_ = DEFAULT_IDLE_TIMEOUT;
+    uint32_t max_inflight_ = DEFAULT_MAX_INFLIGHT;
 };
 
 Request::Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc)
@@ -135,34 +134,34 @@ int Request::write_frame(Header& h, iovector* payload) {
 }
 
 int SkeletonImpl::serve(IStream* stream) {
-    if (!m_running || !m_pool) return errno = ESHUTDOWN, -1;
+    if (!running_ || !pool_) return errno = ESHUTDOWN, -1;
     Conn c;
     c.stream = stream;
-    m_conns.insert(&c);
-    if (m_on_accept) m_on_accept(stream);
+    conns_.insert(&c);
+    if (on_accept_) on_accept_(stream);
     FrameReader rd(stream);
     int ret = serve_frames(c, rd);
     int e = errno;
     wait_idle(c);
-    if (m_on_close) m_on_close(stream);
-    m_conns.erase(&c);
-    m_conns_gone.notify_all();
+    if (on_close_) on_close_(stream);
+    conns_.erase(&c);
+    conns_gone_.notify_all();
     errno = e;
     return ret;
 }
 
 int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
-    while (m_running && !c.broken) {
-        // Back-pressure: at most m_max_inflight requests of a connection run
+    while (running_ && !c.broken) {
+        // Back-pressure: at most max_inflight_ requests of a connection run
         // at once; the next frame waits in the socket (and the client's).
-        while (c.inflight >= (int)m_max_inflight && m_running && !c.broken)
-            if (c.room.wait_no_lock() < 0 && errno == EINTR && !m_running) return 0;
-        if (!m_running || c.broken) break;
+        while (c.inflight >= (int)max_inflight_ && running_ && !c.broken)
+            if (c.room.wait_no_lock() < 0 && errno == EINTR && !running_) return 0;
+        if (!running_ || c.broken) break;
         Header h;
-        int r = rd.read_header(&h, m_frame_timeout, m_idle_timeout);
+        int r = rd.read_header(&h, frame_timeout_, idle_timeout_);
         if (r == 0) return 0;  // the peer closed, or was idle too long, between frames
         if (r < 0) {
-            if (errno == EINTR && !m_running) return 0;  // shutdown
+            if (errno == EINTR && !running_) return 0;  // shutdown
             LOG_EVERY_T(10, LOG_WARN("rpc server: reading a request failed ", ERRNO()));
             return -1;
         }
@@ -170,7 +169,7 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
             LOG_EVERY_T(10, LOG_ERROR("rpc server: not an rpc frame (magic/version), closing"));
             return errno = EPROTO, -1;
         }
-        if (h.size > m_max_size) {
+        if (h.size > max_size_) {
             LOG_EVERY_T(
                 10, LOG_ERROR("rpc server: request of ` bytes past the limit, closing", h.size));
             return errno = EMSGSIZE, -1;
@@ -182,11 +181,11 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
 
 int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     Timeout deadline = rd.frame_deadline();
-    auto it = m_funcs.find(h.function.function);
-    auto req = new (std::nothrow) Request(this, &c, m_alloc);
+    auto it = funcs_.find(h.function.function);
+    auto req = new (std::nothrow) Request(this, &c, alloc_);
     if (!req) return errno = ENOMEM, -1;
     req->header = h;
-    if (it == m_funcs.end()) {  // the caller hears ENOSYS; the connection goes on
+    if (it == funcs_.end()) {  // the caller hears ENOSYS; the connection goes on
         DEFER(delete req);
         if (rd.skip(h.size, deadline) < 0) return -1;
         LOG_EVERY_T(10, LOG_WARN("rpc server: no function ` (interface `, method `)",
@@ -204,9 +203,9 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
         return -1;
     }
     c.inflight++;
-    m_requests.emplace(req, &c);
-    if (!m_pool->thread_create(&SkeletonImpl::run, req)) {
-        m_requests.erase(req);
+    requests_.emplace(req, &c);
+    if (!pool_->thread_create(&SkeletonImpl::run, req)) {
+        requests_.erase(req);
         c.inflight--;
         req->send_error(ENOMEM);
         delete req;
@@ -223,9 +222,9 @@ void* SkeletonImpl::run(void* arg) {
     int r = req->func(&req->body, sender, c.stream);
     // A function that failed without replying: tell the caller why.
     if (!req->replied) req->send_error(r < 0 && errno ? errno : EIO);
-    sk->m_requests.erase(req);
+    sk->requests_.erase(req);
     delete req;
-    if (c.inflight-- == (int)sk->m_max_inflight) c.room.notify_one();
+    if (c.inflight-- == (int)sk->max_inflight_) c.room.notify_one();
     if (c.inflight == 0) c.idle.notify_all();
     return nullptr;
 }
@@ -235,15 +234,15 @@ void SkeletonImpl::wait_idle(Conn& c) {
 }
 
 int SkeletonImpl::shutdown_no_wait() {
-    m_running = false;
-    for (auto c : m_conns) thread_interrupt(c->reader);
+    running_ = false;
+    for (auto c : conns_) thread_interrupt(c->reader);
     return 0;
 }
 
 void SkeletonImpl::abort_all() {
-    for (auto& kv : m_requests)
+    for (auto& kv : requests_)
         if (kv.first->th) thread_interrupt(kv.first->th);
-    for (auto c : m_conns) {
+    for (auto c : conns_) {
         c->broken = true;
         c->stream->shutdown(ShutdownHow::ReadWrite);
     }
@@ -252,10 +251,10 @@ void SkeletonImpl::abort_all() {
 int SkeletonImpl::shutdown(bool no_more_requests, uint64_t timeout_us) {
     if (no_more_requests) shutdown_no_wait();
     Timeout deadline(timeout_us);
-    while (!m_conns.empty()) {
-        if (m_conns_gone.wait_no_lock(deadline) < 0 && deadline.expired() && !m_conns.empty()) {
+    while (!conns_.empty()) {
+        if (conns_gone_.wait_no_lock(deadline) < 0 && deadline.expired() && !conns_.empty()) {
             abort_all();
-            while (!m_conns.empty()) m_conns_gone.wait_no_lock();
+            while (!conns_.empty()) conns_gone_.wait_no_lock();
             return errno = ETIMEDOUT, -1;
         }
     }

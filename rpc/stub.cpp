@@ -18,15 +18,15 @@ namespace {
 
 class StubImpl final : public Stub {
 public:
-    StubImpl(IStream* s, bool own) : m_stream(s), m_own(own), m_reader(s) {}
+    StubImpl(IStream* s, bool own) : stream_(s), own_(own), reader_(s) {}
     ~StubImpl() override;
 
-    IStream* get_stream() override { return m_stream; }
+    IStream* get_stream() override { return stream_; }
     int set_stream(IStream* s) override;
-    int get_queue_count() override { return (int)m_calls.size(); }
-    void set_max_message_size(uint32_t n) override { m_max_size = n; }
-    void set_frame_timeout(uint64_t us) override { m_frame_timeout = us; }
-    bool broken() const { return m_broken; }
+    int get_queue_count() override { return (int)calls_.size(); }
+    void set_max_message_size(uint32_t n) override { max_size_ = n; }
+    void set_frame_timeout(uint64_t us) override { frame_timeout_ = us; }
+    bool broken() const { return broken_; }
 
 protected:
     int do_call(FunctionID function, iovector* request, iovector* response,
@@ -50,61 +50,61 @@ private:
     void fail_all(int err);
     void stop_reader();
 
-    IStream* m_stream;
-    bool m_own;
-    FrameReader m_reader;
-    FrameWriter m_writer;
-    std::unordered_map<uint64_t, Call*> m_calls;
-    uint64_t m_next_tag = 1;
-    thread* m_reader_th = nullptr;
-    condition_variable m_reader_gone;
-    bool m_broken = false;
-    bool m_closing = false;
-    uint32_t m_max_size = DEFAULT_MAX_MESSAGE_SIZE;
-    uint64_t m_frame_timeout = DEFAULT_FRAME_TIMEOUT;
+    IStream* stream_;
+    bool own_;
+    FrameReader reader_;
+    FrameWriter writer_;
+    std::unordered_map<uint64_t, Call*> calls_;
+    uint64_t next_tag_ = 1;
+    thread* reader_th_ = nullptr;
+    condition_variable reader_gone_;
+    bool broken_ = false;
+    bool closing_ = false;
+    uint32_t max_size_ = DEFAULT_MAX_MESSAGE_SIZE;
+    uint64_t frame_timeout_ = DEFAULT_FRAME_TIMEOUT;
 };
 
 StubImpl::~StubImpl() {
-    m_closing = true;
+    closing_ = true;
     fail_all(ECONNRESET);
     stop_reader();
-    if (m_own) delete m_stream;
+    if (own_) delete stream_;
 }
 
 void StubImpl::stop_reader() {
-    while (m_reader_th) {
-        thread_interrupt(m_reader_th);
-        m_reader_gone.wait_no_lock();
+    while (reader_th_) {
+        thread_interrupt(reader_th_);
+        reader_gone_.wait_no_lock();
     }
 }
 
 int StubImpl::set_stream(IStream* s) {
     fail_all(ECONNRESET);
     stop_reader();
-    if (m_own) delete m_stream;
-    m_stream = s;
-    m_reader.set_stream(s);
-    m_writer.reset();
-    m_broken = !s;
+    if (own_) delete stream_;
+    stream_ = s;
+    reader_.set_stream(s);
+    writer_.reset();
+    broken_ = !s;
     return 0;
 }
 
 int StubImpl::do_call(FunctionID function, iovector* request, iovector* response, Timeout timeout) {
-    if (m_broken || !m_stream) return errno = ECONNRESET, -1;
-    if (request->sum() > m_max_size) return errno = EMSGSIZE, -1;
+    if (broken_ || !stream_) return errno = ECONNRESET, -1;
+    if (request->sum() > max_size_) return errno = EMSGSIZE, -1;
     Call c;
     c.resp = response;
-    uint64_t tag = m_next_tag++;
-    m_calls[tag] = &c;  // before sending: the reply may come at once
+    uint64_t tag = next_tag_++;
+    calls_[tag] = &c;  // before sending: the reply may come at once
     if (send(function, tag, request, timeout) < 0) {
         int e = errno;
-        m_calls.erase(tag);
+        calls_.erase(tag);
         return errno = e, -1;
     }
-    if (!m_reader_th && !m_broken) {
-        m_reader_th = thread_create11(&StubImpl::reader_loop, this);
-        if (!m_reader_th) {
-            m_calls.erase(tag);
+    if (!reader_th_ && !broken_) {
+        reader_th_ = thread_create11(&StubImpl::reader_loop, this);
+        if (!reader_th_) {
+            calls_.erase(tag);
             return errno = ENOMEM, -1;
         }
     }
@@ -118,10 +118,10 @@ int StubImpl::send(FunctionID function, uint64_t tag, iovector* request, Timeout
     h.tag = tag;
     uint64_t t = timeout.timeout();
     if (t == 0) return errno = ETIMEDOUT, -1;
-    if (m_writer.write(m_stream, &h, request, t, m_calls.size() > 1) == 0) return 0;
+    if (writer_.write(stream_, &h, request, t, calls_.size() > 1) == 0) return 0;
     int e = errno;
-    if (m_writer.broken()) {  // part of a frame may be out: no more calls here
-        m_broken = true;
+    if (writer_.broken()) {  // part of a frame may be out: no more calls here
+        broken_ = true;
         fail_all(ECONNRESET);
     }
     return errno = e, -1;
@@ -131,7 +131,7 @@ int StubImpl::wait(Call& c, uint64_t tag, Timeout& timeout) {
     while (c.state == WAITING) {
         if (c.cv.wait_no_lock(timeout) < 0 && c.state == WAITING) {
             int e = errno == EINTR ? EINTR : ETIMEDOUT;
-            m_calls.erase(tag);  // a late reply finds nobody and is dropped
+            calls_.erase(tag);  // a late reply finds nobody and is dropped
             return errno = e, -1;
         }
     }
@@ -150,51 +150,51 @@ void StubImpl::finish(Call* c, int ret, int err) {
 }
 
 void StubImpl::fail_all(int err) {
-    for (auto& kv : m_calls)
+    for (auto& kv : calls_)
         if (kv.second->state == WAITING) finish(kv.second, -1, err);
-    m_calls.clear();
+    calls_.clear();
 }
 
 void StubImpl::reader_loop() {
     for (;;) {
         Header h;
-        int r = m_reader.read_header(&h, m_frame_timeout);
+        int r = reader_.read_header(&h, frame_timeout_);
         if (r <= 0) {
-            if (!m_closing && r < 0 && errno != EINTR)
+            if (!closing_ && r < 0 && errno != EINTR)
                 LOG_EVERY_T(10, LOG_WARN("rpc stub: reading a reply failed ", ERRNO()));
             break;
         }
-        if (h.magic != Header::MAGIC || h.version != Header::VERSION || h.size > m_max_size) {
+        if (h.magic != Header::MAGIC || h.version != Header::VERSION || h.size > max_size_) {
             LOG_EVERY_T(10, LOG_ERROR("rpc stub: bad reply header (magic/version/size `)", h.size));
             break;
         }
         if (receive(h) < 0) break;
     }
-    m_broken = true;
-    if (!m_closing) m_stream->shutdown(ShutdownHow::ReadWrite);
+    broken_ = true;
+    if (!closing_) stream_->shutdown(ShutdownHow::ReadWrite);
     fail_all(ECONNRESET);
-    m_reader_th = nullptr;
-    m_reader_gone.notify_all();
+    reader_th_ = nullptr;
+    reader_gone_.notify_all();
 }
 
 int StubImpl::receive(const Header& h) {
-    Timeout deadline = m_reader.frame_deadline();
-    auto it = m_calls.find(h.tag);
-    if (it == m_calls.end()) return m_reader.skip(h.size, deadline);  // late or unknown
+    Timeout deadline = reader_.frame_deadline();
+    auto it = calls_.find(h.tag);
+    if (it == calls_.end()) return reader_.skip(h.size, deadline);  // late or unknown
     Call* c = it->second;
-    m_calls.erase(it);
+    calls_.erase(it);
     int err = wire::error_of(h);
     if (err) {
-        if (m_reader.skip(h.size, deadline) < 0) return finish(c, -1, ECONNRESET), -1;
+        if (reader_.skip(h.size, deadline) < 0) return finish(c, -1, ECONNRESET), -1;
         return finish(c, -1, err), 0;
     }
     c->state = RECEIVING;
     if (c->resp->truncate(h.size) != h.size) {  // cannot hold it: drop it, fail the call
-        int r = m_reader.skip(h.size, deadline);
+        int r = reader_.skip(h.size, deadline);
         finish(c, -1, ENOMEM);
         return r;
     }
-    if (m_reader.read_body(c->resp, h.size, deadline) < 0) {
+    if (reader_.read_body(c->resp, h.size, deadline) < 0) {
         finish(c, -1, ECONNRESET);
         return -1;
     }

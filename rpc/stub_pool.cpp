@@ -20,16 +20,16 @@ namespace {
 class StubPoolImpl : public StubPool {
 public:
     StubPoolImpl(uint64_t expiration, uint64_t timeout, std::shared_ptr<net::ISocketClient> client)
-        : m_client(std::move(client)),
-          m_expiration(expiration ? expiration : 1),
-          m_sweeper(std::max<uint64_t>(m_expiration / 2, 1000), {this, &StubPoolImpl::sweep}) {
-        if (!m_client) m_client.reset(net::new_tcp_socket_client());
-        if (m_client) m_client->timeout(timeout);
+        : client_(std::move(client)),
+          expiration_(expiration ? expiration : 1),
+          sweeper_(std::max<uint64_t>(expiration_ / 2, 1000), {this, &StubPoolImpl::sweep}) {
+        if (!client_) client_.reset(net::new_tcp_socket_client());
+        if (client_) client_->timeout(timeout);
     }
     ~StubPoolImpl() override {
-        m_sweeper.stop();
-        for (auto& kv : m_map) delete kv.second.stub;
-        delete m_tls;
+        sweeper_.stop();
+        for (auto& kv : map_) delete kv.second.stub;
+        delete tls_;
     }
 
     Stub* get_stub(const net::EndPoint& ep, bool tls) override {
@@ -39,7 +39,7 @@ public:
     Stub* acquire(const net::EndPoint& ep) override {
         return get(ep, []() -> Stub* { return errno = ENOENT, nullptr; });
     }
-    uint64_t get_timeout() const override { return m_client ? m_client->timeout() : 0; }
+    uint64_t get_timeout() const override { return client_ ? client_->timeout() : 0; }
 
 protected:
     struct Entry {
@@ -51,65 +51,65 @@ protected:
 
     template <typename Make>
     Stub* get(const net::EndPoint& ep, Make&& make);
-    virtual net::ISocketStream* dial(const net::EndPoint& ep) { return m_client->connect(ep); }
+    virtual net::ISocketStream* dial(const net::EndPoint& ep) { return client_->connect(ep); }
     Stub* connect(const net::EndPoint& ep, bool tls);
     uint64_t sweep();
 
-    std::shared_ptr<net::ISocketClient> m_client;
-    uint64_t m_expiration;
-    std::unordered_map<net::EndPoint, Entry> m_map;
-    net::TLSContext* m_tls = nullptr;
-    condition_variable m_changed;  // an entry connected, failed, or went away
-    Timer m_sweeper;
+    std::shared_ptr<net::ISocketClient> client_;
+    uint64_t expiration_;
+    std::unordered_map<net::EndPoint, Entry> map_;
+    net::TLSContext* tls_ = nullptr;
+    condition_variable changed_;  // an entry connected, failed, or went away
+    Timer sweeper_;
 };
 
 template <typename Make>
 Stub* StubPoolImpl::get(const net::EndPoint& ep, Make&& make) {
     for (;;) {
-        auto it = m_map.find(ep);
-        if (it == m_map.end()) break;
+        auto it = map_.find(ep);
+        if (it == map_.end()) break;
         auto& e = it->second;
         if (e.stub && !e.doomed && e.refs <= 0 && stub_broken(e.stub)) {
             // Unused and its connection gone (the server closed it idle):
             // connect afresh rather than hand out a stub that fails at once.
             delete e.stub;
-            m_map.erase(it);
-            m_changed.notify_all();
+            map_.erase(it);
+            changed_.notify_all();
             break;
         }
         if (e.stub && !e.doomed) {
             e.refs++;
             return e.stub;
         }
-        m_changed.wait_no_lock();  // connecting, or going away; then look again
+        changed_.wait_no_lock();  // connecting, or going away; then look again
     }
-    auto& e = m_map[ep];
+    auto& e = map_[ep];
     e.refs = 1;
     Stub* s = make();
-    auto it = m_map.find(ep);  // the map may have changed while connecting
+    auto it = map_.find(ep);  // the map may have changed while connecting
     if (!s) {
         int err = errno;
-        m_changed.notify_all();
-        m_map.erase(it);
+        changed_.notify_all();
+        map_.erase(it);
         errno = err;
         return nullptr;
     }
     it->second.stub = s;
-    m_changed.notify_all();
+    changed_.notify_all();
     return s;
 }
 
 Stub* StubPoolImpl::connect(const net::EndPoint& ep, bool tls) {
-    if (!m_client) return errno = ENOMEM, nullptr;
+    if (!client_) return errno = ENOMEM, nullptr;
     net::ISocketStream* sock = dial(ep);
     if (!sock) LOG_ERRNO_RETURN(0, nullptr, "rpc stub pool: cannot connect to `", ep);
     sock->timeout(UINT64_MAX);
     if (tls) {
-        if (!m_tls && !(m_tls = net::new_tls_context(nullptr, nullptr, nullptr))) {
+        if (!tls_ && !(tls_ = net::new_tls_context(nullptr, nullptr, nullptr))) {
             delete sock;
             return nullptr;
         }
-        auto t = net::new_tls_stream(m_tls, sock, net::SecurityRole::Client, true);
+        auto t = net::new_tls_stream(tls_, sock, net::SecurityRole::Client, true);
         if (!t) {
             delete sock;
             return nullptr;
@@ -122,8 +122,8 @@ Stub* StubPoolImpl::connect(const net::EndPoint& ep, bool tls) {
 }
 
 int StubPoolImpl::put_stub(const net::EndPoint& ep, bool immediately) {
-    auto it = m_map.find(ep);
-    if (it == m_map.end() || !it->second.stub) return errno = ENOENT, -1;
+    auto it = map_.find(ep);
+    if (it == map_.end() || !it->second.stub) return errno = ENOENT, -1;
     auto& e = it->second;
     if (e.refs <= 0) return errno = EINVAL, -1;  // more puts than gets
     e.refs--;
@@ -134,17 +134,17 @@ int StubPoolImpl::put_stub(const net::EndPoint& ep, bool immediately) {
         return 0;
     }
     delete e.stub;  // waiters connect afresh
-    m_changed.notify_all();
-    m_map.erase(it);
+    changed_.notify_all();
+    map_.erase(it);
     return 0;
 }
 
 uint64_t StubPoolImpl::sweep() {
-    for (auto it = m_map.begin(); it != m_map.end();) {
+    for (auto it = map_.begin(); it != map_.end();) {
         auto& e = it->second;
-        if (e.stub && e.refs <= 0 && photon::now - e.idle_since >= m_expiration) {
+        if (e.stub && e.refs <= 0 && photon::now - e.idle_since >= expiration_) {
             delete e.stub;
-            it = m_map.erase(it);
+            it = map_.erase(it);
         } else {
             ++it;
         }
@@ -158,13 +158,13 @@ public:
     UDSStubPoolImpl(const char* path, uint64_t expiration, uint64_t timeout)
         : StubPoolImpl(expiration, timeout,
                        std::shared_ptr<net::ISocketClient>(net::new_uds_client())),
-          m_path(path ? path : "") {}
+          path_(path ? path : "") {}
 
 protected:
     net::ISocketStream* dial(const net::EndPoint&) override {
-        return m_client->connect(m_path.c_str());
+        return client_->connect(path_.c_str());
     }
-    std::string m_path;
+    std::string path_;
 };
 
 }  // namespace

@@ -23,7 +23,7 @@ int libcurl_set_maxconnects(long) { return errno = ENOSYS, -1; }
 int curl_perform(CURL*, uint64_t) { return errno = ENOSYS, CURLE_NOT_BUILT_IN; }
 
 cURL::cURL() {
-    ret = m_opt_error = CURLE_NOT_BUILT_IN;
+    ret = opt_error_ = CURLE_NOT_BUILT_IN;
     snprintf(m_errmsg, sizeof(m_errmsg), "photon was built without libcurl");
 }
 cURL::~cURL() {}
@@ -37,7 +37,7 @@ CURLcode cURL::getinfo_raw(CURLINFO, void*) { return CURLE_NOT_BUILT_IN; }
 void cURL::prepare(const char*, verb) {}
 long cURL::perform(uint64_t) {
     ret = CURLE_NOT_BUILT_IN;
-    m_errno = errno = ENOSYS;
+    errno_ = errno = ENOSYS;
     return -1;
 }
 void cURL::slist::append(const char*) {}

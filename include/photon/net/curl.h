@@ -300,7 +300,7 @@ public:
     cURL(const cURL&) = delete;
     cURL& operator=(const cURL&) = delete;
 
-    void reset_error() { ret = m_opt_error = CURLE_OK; }
+    void reset_error() { ret = opt_error_ = CURLE_OK; }
     // curl_easy_reset(): every option back to photon's defaults (headers
     // appended with append_header() stay).
     cURL& reset();
@@ -364,7 +364,7 @@ public:
     // The last transfer's HTTP status, or -1 with its errno if it failed.
     long get_response_code() {
         if (ret == CURLE_OK) return getinfo<long>(CURLINFO_RESPONSE_CODE);
-        errno = m_errno ? m_errno : EIO;
+        errno = errno_ ? errno_ : EIO;
         return -1;
     }
     // The last transfer's CURLcode (or the setopt failure that stopped it).
@@ -402,7 +402,7 @@ public:
     long POST(const char* url, const char* post_fields, W* wstream, uint64_t timeout = -1) {
         setopt(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
         setopt(CURLOPT_POSTFIELDS, post_fields);
-        m_postfields_set = true;
+        postfields_set_ = true;
         return POST(url, wstream, timeout);
     }
     // POST of what rstream reads (nullptr: as POST(url, wstream)).
@@ -483,11 +483,11 @@ protected:
 
     CURL* m_curl = nullptr;
     char m_errmsg[CURL_ERROR_SIZE];
-    CURLcode ret = CURLE_OK;          // the last transfer's result
-    CURLcode m_opt_error = CURLE_OK;  // the first setopt failure since then
-    int m_errno = 0;                  // errno of the last failed transfer
-    bool m_postfields_set = false;    // POST(url, post_fields, ...) set CURLOPT_POSTFIELDS
-    bool m_custom_verb = false;       // CURLOPT_CUSTOMREQUEST set by DELETE
+    CURLcode ret = CURLE_OK;         // the last transfer's result
+    CURLcode opt_error_ = CURLE_OK;  // the first setopt failure since then
+    int errno_ = 0;                  // errno of the last failed transfer
+    bool postfields_set_ = false;    // POST(url, post_fields, ...) set CURLOPT_POSTFIELDS
+    bool custom_verb_ = false;       // CURLOPT_CUSTOMREQUEST set by DELETE
     slist headers, proxy_headers;
 
     // Photon's protected setter, for subclasses: as setopt().

@@ -157,14 +157,14 @@ inline string operator|(pair<slice, slice> p, const buffer& base) { return p.fir
 // Orders slices, strings and C strings, anchoring slices to a base buffer.
 class base_buffer_cmp {
 public:
-    explicit base_buffer_cmp(buffer* base_buffer) : m_base_buffer(base_buffer) {}
+    explicit base_buffer_cmp(buffer* base_buffer) : base_buffer_(base_buffer) {}
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) {
-        return (a | *m_base_buffer) < (b | *m_base_buffer);
+        return (a | *base_buffer_) < (b | *base_buffer_);
     }
 
 private:
-    buffer* m_base_buffer;
+    buffer* base_buffer_;
 };
 
 // Scattered data: on the wire, the bytes the iovecs point at (summed_size of
@@ -224,26 +224,26 @@ template <typename Hasher = Crc32Hasher>
 struct CheckedMessage : public Message {
 public:
     using ValueType = typename Hasher::ValueType;
-    CheckedMessage() : m_checksum(Hasher::init_value()) {}
+    CheckedMessage() : checksum_(Hasher::init_value()) {}
 
     void add_checksum(iovector* iov) {
-        m_checksum = Hasher::init_value();
+        checksum_ = Hasher::init_value();
         ValueType sum = Hasher::init_value();
         Hasher::extend_hash(sum, iov);
-        m_checksum = sum;
+        checksum_ = sum;
     }
     bool validate_checksum(iovector* iov, void* body, size_t body_length) {
-        auto expected = m_checksum;
-        m_checksum = Hasher::init_value();
+        auto expected = checksum_;
+        checksum_ = Hasher::init_value();
         ValueType sum = Hasher::init_value();
         Hasher::extend_hash(sum, iov);
         if (body && body_length) Hasher::extend_hash(sum, body, body_length);
-        m_checksum = expected;
+        checksum_ = expected;
         return sum == expected;
     }
 
 private:
-    ValueType m_checksum;
+    ValueType checksum_;
 };
 
 #define PROCESS_FIELDS(...)               \
@@ -453,17 +453,17 @@ struct sorted_map {
         using iterator_category = std::forward_iterator_tag;
         using difference_type = std::ptrdiff_t;
 
-        Iterator(ValueType* ptr, buffer* base_buffer) : m_ptr(ptr), m_base_buffer(base_buffer) {}
+        Iterator(ValueType* ptr, buffer* base_buffer) : ptr_(ptr), base_buffer_(base_buffer) {}
         pair<K, V>& operator*() {
             decode();
-            return m_pair;
+            return pair_;
         }
         pair<K, V>* operator->() {
             decode();
-            return &m_pair;
+            return &pair_;
         }
         Iterator& operator++() {
-            m_ptr++;
+            ptr_++;
             return *this;
         }
         Iterator operator++(int) {
@@ -471,25 +471,25 @@ struct sorted_map {
             ++(*this);
             return tmp;
         }
-        friend bool operator==(const Iterator& a, const Iterator& b) { return a.m_ptr == b.m_ptr; }
-        friend bool operator!=(const Iterator& a, const Iterator& b) { return a.m_ptr != b.m_ptr; }
+        friend bool operator==(const Iterator& a, const Iterator& b) { return a.ptr_ == b.ptr_; }
+        friend bool operator!=(const Iterator& a, const Iterator& b) { return a.ptr_ != b.ptr_; }
 
     private:
         // A value that does not decode leaves the pair default (empty).
         void decode() {
-            m_pair = {};
-            string s = m_ptr->second | *m_base_buffer;
+            pair_ = {};
+            string s = ptr_->second | *base_buffer_;
             IOVector iov;
             iov.push_back(s.addr(), s.size());
             DeserializerIOV des;
             auto t = des.deserialize<V>(&iov);
             if (!t) return;
-            m_pair.first = m_ptr->first | *m_base_buffer;
-            m_pair.second = *t;
+            pair_.first = ptr_->first | *base_buffer_;
+            pair_.second = *t;
         }
-        ValueType* m_ptr;
-        buffer* m_base_buffer;
-        pair<K, V> m_pair;
+        ValueType* ptr_;
+        buffer* base_buffer_;
+        pair<K, V> pair_;
     };
 
     Iterator begin() { return Iterator(index.begin(), &base_buffer); }
@@ -516,33 +516,33 @@ public:
         static_assert(std::is_base_of<Message, V>::value, "The value must be a RPC message");
         static_assert(!std::is_base_of<CheckedMessage<>, V>::value,
                       "The value must not be a RPC CheckedMessage");
-        m_iov.push_back({k.addr(), k.size()});
-        typename SortedMap::KeyType key(m_offset, k.size());
-        m_offset += k.size();
+        iov_.push_back({k.addr(), k.size()});
+        typename SortedMap::KeyType key(offset_, k.size());
+        offset_ += k.size();
         SerializerIOV ser;
         ser.serialize(const_cast<V&>(v));
         size_t n = ser.iov.sum();
-        for (auto& each : ser.iov) m_iov.push_back(each);
-        typename SortedMap::MappedType val(m_offset, n);
-        m_offset += n;
-        m_index.emplace_back(key, val);
+        for (auto& each : ser.iov) iov_.push_back(each);
+        typename SortedMap::MappedType val(offset_, n);
+        offset_ += n;
+        index_.emplace_back(key, val);
     }
 
     void assign_to(SortedMap* sm) {
-        if (m_index.empty()) return;
-        m_flat_buffer.reset(new uint8_t[m_offset]);
-        iovector_view view(m_iov.data(), (int)m_iov.size());
-        view.memcpy_to(m_flat_buffer.get(), m_offset);
-        sm->base_buffer.assign(m_flat_buffer.get(), m_offset);
-        std::sort(m_index.begin(), m_index.end(), typename SortedMap::KeyCompare(&sm->base_buffer));
-        sm->index.assign(m_index);
+        if (index_.empty()) return;
+        flat_buffer_.reset(new uint8_t[offset_]);
+        iovector_view view(iov_.data(), (int)iov_.size());
+        view.memcpy_to(flat_buffer_.get(), offset_);
+        sm->base_buffer.assign(flat_buffer_.get(), offset_);
+        std::sort(index_.begin(), index_.end(), typename SortedMap::KeyCompare(&sm->base_buffer));
+        sm->index.assign(index_);
     }
 
 protected:
-    std::vector<typename SortedMap::ValueType> m_index;
-    std::vector<iovec> m_iov;
-    size_t m_offset = 0;
-    std::unique_ptr<uint8_t[]> m_flat_buffer;
+    std::vector<typename SortedMap::ValueType> index_;
+    std::vector<iovec> iov_;
+    size_t offset_ = 0;
+    std::unique_ptr<uint8_t[]> flat_buffer_;
 };
 
 }  // namespace rpc
