@@ -60,10 +60,10 @@ int FrameReader::fill(size_t n, Timeout deadline, bool idle) {
         // EOF; a plain stream's short read is one too.
         if (r == 0 || (r > 0 && !sock_ && (size_t)r < want))
             return waiting_first && r == 0 ? kClosed : (errno = ECONNRESET, -1);
-        if (r < 0 && errno == ETIMEDOUT && waiting_first) {
-            if (t != UINT64_MAX) return kIdle;
-            continue;  // no idle deadline: a stray expiry of the stream's own
-        }
+        // Before the frame, an expiry is the idle deadline's only when it has
+        // passed (the loop's top says so); any other is the stream's own (a
+        // TLS record's second part read with a writer's timeout): read on.
+        if (r < 0 && errno == ETIMEDOUT && waiting_first) continue;
         if (r < 0) return -1;
     }
     return 0;
@@ -73,7 +73,7 @@ int FrameReader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_ti
     if (buffered() == 0) {
         begin_ = end_ = 0;
         int r = fill(1, Timeout(idle_timeout), true);
-        if (r == kClosed) return 0;
+        if (r == kClosed) return errno = 0, 0;
         if (r == kIdle) return errno = ETIMEDOUT, 0;
         if (r < 0) return -1;
     }

@@ -30,8 +30,8 @@ public:
     FrameReader(const FrameReader&) = delete;
     FrameReader& operator=(const FrameReader&) = delete;
 
-    // Reads the next header: 1; 0 if the peer closed between frames, or sent
-    // nothing for idle_timeout (then errno is ETIMEDOUT); -1 with errno
+    // Reads the next header: 1; 0 if the peer closed between frames (errno 0),
+    // or sent nothing for idle_timeout (errno ETIMEDOUT); -1 with errno
     // (ECONNRESET: closed mid-frame; ETIMEDOUT: the frame stalled, its
     // header not whole within frame_timeout of its first byte; EINTR:
     // interrupted; ENOMEM) otherwise. Checks nothing in it.

@@ -46,7 +46,8 @@ int FrameWriter::write(IStream* s, const Header* h, iovector* payload, uint64_t 
 }
 
 int FrameWriter::flush(IStream* s, Batch* b, uint64_t timeout) {
-    if (wlock_.lock(timeout) < 0) {  // a full socket keeps the previous batch writing
+    // A full socket keeps the previous batch writing.
+    if (wlock_.lock(queue_timed_ ? timeout : UINT64_MAX) < 0) {
         b->result = -1;
         b->err = errno;
         // Nothing of this batch went out: the stream is still in step.

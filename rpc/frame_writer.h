@@ -17,7 +17,11 @@ namespace rpc {
 
 class FrameWriter {
 public:
-    FrameWriter() = default;
+    // queue_timed: whether the timeout also bounds the wait for the batches
+    // ahead of this one (a stub's call gives up as a whole; a server's reply
+    // waits its turn, since a client that reads steadily but slowly is no
+    // fault, and each batch ahead is bounded by its own write).
+    explicit FrameWriter(bool queue_timed = true) : queue_timed_(queue_timed) {}
     FrameWriter(const FrameWriter&) = delete;
     FrameWriter& operator=(const FrameWriter&) = delete;
 
@@ -25,7 +29,8 @@ public:
     // been written (the memory it points at may be reused then). 0, or -1 with
     // errno; after a failure the stream is shut down (a frame may have gone
     // out in part) and every later write fails with ECONNRESET. The timeout
-    // bounds the write of the batch this frame joins. `others` says whether
+    // bounds the write of the batch this frame joins (and, if queue_timed,
+    // the wait for the batches ahead). `others` says whether
     // other frames may be on their way (more calls in flight): only then does
     // the first writer of a round wait for them.
     int write(IStream* s, const Header* h, iovector* payload, uint64_t timeout = UINT64_MAX,
@@ -41,6 +46,7 @@ private:
     Batch* open_ = nullptr;  // the batch frames of this round join
     mutex wlock_;            // one batch on the wire at a time
     bool broken_ = false;
+    bool queue_timed_;
 };
 
 }  // namespace rpc

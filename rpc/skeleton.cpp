@@ -21,8 +21,8 @@ class SkeletonImpl;
 // One connection being served.
 struct Conn {
     IStream* stream;
-    thread* reader = CURRENT;  // the coroutine in serve()
-    FrameWriter writer;
+    thread* reader = CURRENT;   // the coroutine in serve()
+    FrameWriter writer{false};  // a reply waits its turn behind the others
     int inflight = 0;
     condition_variable idle;  // inflight reached 0
     condition_variable room;  // inflight fell below the skeleton's cap
@@ -159,6 +159,8 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
         if (!running_ || c.broken) break;
         Header h;
         int r = rd.read_header(&h, frame_timeout_, idle_timeout_);
+        // Idle with requests still running (a long call) is not idle: wait on.
+        if (r == 0 && errno == ETIMEDOUT && c.inflight > 0 && running_ && !c.broken) continue;
         if (r == 0) return 0;  // the peer closed, or was idle too long, between frames
         if (r < 0) {
             if (errno == EINTR && !running_) return 0;  // shutdown
@@ -224,7 +226,8 @@ void* SkeletonImpl::run(void* arg) {
     if (!req->replied) req->send_error(r < 0 && errno ? errno : EIO);
     sk->requests_.erase(req);
     delete req;
-    if (c.inflight-- == (int)sk->max_inflight_) c.room.notify_one();
+    // (Below the cap, not at it: the cap may have been raised meanwhile.)
+    if (--c.inflight < (int)sk->max_inflight_) c.room.notify_one();
     if (c.inflight == 0) c.idle.notify_all();
     return nullptr;
 }

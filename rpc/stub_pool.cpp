@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <photon/common/alog.h>
 #include <photon/net/security-context/tls-stream.h>
@@ -72,10 +73,13 @@ Stub* StubPoolImpl::get(const net::EndPoint& ep, Make&& make) {
         if (e.stub && !e.doomed && e.refs <= 0 && stub_broken(e.stub)) {
             // Unused and its connection gone (the server closed it idle):
             // connect afresh rather than hand out a stub that fails at once.
-            delete e.stub;
+            // Out of the map before the delete, which may yield (the stub
+            // waits for its reader): no one else finds it meanwhile.
+            Stub* dead = e.stub;
             map_.erase(it);
             changed_.notify_all();
-            break;
+            delete dead;
+            continue;
         }
         if (e.stub && !e.doomed) {
             e.refs++;
@@ -133,22 +137,28 @@ int StubPoolImpl::put_stub(const net::EndPoint& ep, bool immediately) {
         e.idle_since = photon::now;
         return 0;
     }
-    delete e.stub;  // waiters connect afresh
-    changed_.notify_all();
+    Stub* dead = e.stub;  // out of the map before the delete, which may yield
     map_.erase(it);
+    changed_.notify_all();  // waiters connect afresh
+    delete dead;
     return 0;
 }
 
 uint64_t StubPoolImpl::sweep() {
+    // Expired stubs leave the map first: deleting one may yield, and the map
+    // must not hold it (nor be walked) meanwhile.
+    std::vector<Stub*> dead;
     for (auto it = map_.begin(); it != map_.end();) {
         auto& e = it->second;
         if (e.stub && e.refs <= 0 && photon::now - e.idle_since >= expiration_) {
-            delete e.stub;
+            dead.push_back(e.stub);
             it = map_.erase(it);
         } else {
             ++it;
         }
     }
+    if (!dead.empty()) changed_.notify_all();
+    for (Stub* s : dead) delete s;
     return 0;
 }
 

@@ -37,6 +37,9 @@ struct tls_bio {
 
     static int write(BIO* b, const char* data, size_t n, size_t* done) {
         auto s = self(b);
+        // After a lost send nothing drains out_: what OpenSSL still writes
+        // while reading (KeyUpdate answers) is dropped, not kept.
+        if (s->send_err_) return *done = n, 1;
         size_t sent = s->send_direct(data, n);
         if (sent < n) s->out_.append(data + sent, n - sent);
         *done = n;

@@ -415,6 +415,40 @@ TEST_P(Rpc, MaxInflightBoundsTheRequestsOfAConnection) {
     EXPECT_GE(svc.max_running, 2);  // but they did run side by side
 }
 
+TEST_P(Rpc, RaisingTheInflightCapWakesAConnectionWaitingAtTheOldOne) {
+    sk->set_max_inflight(2);
+    auto s = connect_stub();
+    ASSERT_NE(nullptr, s);
+    int ok = 0;
+    std::vector<join_handle*> ths;
+    for (int i = 0; i < 3; ++i)
+        ths.push_back(thread_enable_join(thread_create11([&] {
+            std::string out;
+            if (echo(s, "capped", &out, 300) > 0) ok++;
+        })));
+    ASSERT_TRUE(photon_test::wait_for([&] { return svc.running == 2; }));
+    sk->set_max_inflight(8);  // the third waits in the socket until one ends
+    for (auto th : ths) thread_join(th);
+    EXPECT_EQ(3, ok);
+}
+
+TEST_P(Rpc, ALongCallIsNotIdleTime) {
+    // Quiet for longer than the idle timeout while a call runs: the
+    // connection stays, and a call sent meanwhile is read and answered.
+    sk->set_idle_timeout(200 * 1000);
+    auto s = connect_stub();
+    ASSERT_NE(nullptr, s);
+    int slow = 0;
+    auto t = spawn([&] { slow = echo(s, "long", nullptr, 900); });
+    ASSERT_TRUE(photon_test::wait_for([&] { return svc.running == 1; }));
+    thread_usleep(500 * 1000);  // past the idle timeout: what the test is about
+    std::string out;
+    EXPECT_GT(echo(s, "meanwhile", &out), 0);
+    EXPECT_EQ("meanwhile", out);
+    t.join();
+    EXPECT_GT(slow, 0);
+}
+
 TEST_P(Rpc, ClientThatNeverReadsItsRepliesIsCut) {
     // Replies that cannot be written within the frame timeout end the
     // connection; the server neither waits forever nor piles up requests.
