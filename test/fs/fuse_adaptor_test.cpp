@@ -35,6 +35,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../../thread/fiber_annotations.h"
 #include "../util/fd_count.h"
 #include "fs_test_util.h"
 
@@ -489,6 +490,12 @@ TEST_F(FuseMount, ErrorsComeBackAsTheSourceGivesThem) {
 // EMFILE, lose none of the files already open, and give every descriptor
 // back once the kernel releases them.
 TEST_F(FuseMount, RunningOutOfDescriptorsFailsOpensWithEmfileAndRecovers) {
+#if defined(PHOTON_ASAN) || defined(PHOTON_TSAN)
+    // Their runtimes need descriptors too: UBSan's vptr check reads memory
+    // through a pipe and, refused one, reports a false error and aborts the
+    // process while its own mount still serves it.
+    GTEST_SKIP() << "sanitizer runtimes need descriptors of their own";
+#endif
     std::ofstream(src("f")) << "hello";
     MOUNT();
     const int base = photon_test::count_open_fds();
