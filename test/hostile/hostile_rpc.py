@@ -305,7 +305,10 @@ def calls_without_reading_replies():
         peak = max(peak, server_usage()[1])
     s.close()
     assert cut, "still open after %.0f s" % BOUND
-    assert peak - rss0 < 64 * 1024, "RSS grew %d KiB" % (peak - rss0)
+    # 64 MiB; more under sanitizers (ASan's quarantine holds freed requests),
+    # still far below the 3.4 GB this case grew to before the cap.
+    limit = int(os.environ.get("HOSTILE_RPC_RSS_LIMIT_KIB", 64 * 1024))
+    assert peak - rss0 < limit, "RSS grew %d KiB (limit %d)" % (peak - rss0, limit)
 
 
 @case
