@@ -15,7 +15,6 @@
 // descriptors, for a leak check) and exits 0.
 #include <signal.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +28,12 @@
 #include <photon/thread/thread.h>
 
 #include "../util/fd_count.h"
+#include "hostile_util.h"
 
 namespace {
 
 namespace rpc = photon::rpc;
 using namespace photon::net;
-
-std::atomic<bool> g_stop{false};
-
-void on_signal(int) { g_stop = true; }
 
 constexpr uint64_t kMs = 1000;
 
@@ -83,7 +79,7 @@ int serve(uint16_t port) {
     printf("listening %u\n", (unsigned)server->getsockname().port);
     fflush(stdout);
 
-    while (!g_stop.load(std::memory_order_relaxed)) photon::thread_usleep(50 * kMs);
+    while (!hostile::g_stop.load(std::memory_order_relaxed)) photon::thread_usleep(50 * kMs);
     server->terminate();
     if (sk->shutdown(true, 5'000 * kMs) < 0) perror("hostile_rpc_server: shutdown");
     return 0;
@@ -96,19 +92,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: %s PORT\n", argv[0]);
         return 2;
     }
-    set_log_output(log_output_stderr);  // stdout carries "listening" and "fds" only
-    signal(SIGTERM, &on_signal);
-    signal(SIGINT, &on_signal);
-    signal(SIGPIPE, SIG_IGN);
-    const char* engine = getenv("HOSTILE_ENGINE");
-    uint64_t ev = photon::INIT_EVENT_DEFAULT;
-    if (engine && strcmp(engine, "epoll") == 0) ev = photon::INIT_EVENT_EPOLL;
-    if (engine && strcmp(engine, "iouring") == 0) ev = photon::INIT_EVENT_IOURING;
-    if (photon::init(ev, photon::INIT_IO_NONE) < 0) {
-        if (ev != photon::INIT_EVENT_IOURING) return perror("hostile_rpc_server: photon::init"), 1;
-        printf("io_uring not available: %s\n", strerror(errno));
-        return 77;
-    }
+    if (int r = hostile::start("hostile_rpc_server")) return r;
     int r = serve((uint16_t)atoi(argv[1]));
     printf("fds %d\n", photon_test::count_open_fds());
     fflush(stdout);

@@ -14,7 +14,6 @@
 // before exiting 0.
 #include <signal.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,15 +30,12 @@
 #include <photon/thread/thread.h>
 
 #include "../util/fd_count.h"
+#include "hostile_util.h"
 
 namespace {
 
 using namespace photon::net;
 using namespace photon::net::http;
-
-std::atomic<bool> g_stop{false};
-
-void on_signal(int) { g_stop = true; }
 
 constexpr uint64_t kMs = 1000;
 constexpr size_t kBigSize = 8 << 20;
@@ -106,7 +102,7 @@ int serve(uint16_t port, const char* cert, const char* key, uint64_t deadline_ms
     printf("listening %u\n", (unsigned)server->getsockname().port);
     fflush(stdout);
 
-    while (!g_stop.load(std::memory_order_relaxed)) photon::thread_usleep(50 * kMs);
+    while (!hostile::g_stop.load(std::memory_order_relaxed)) photon::thread_usleep(50 * kMs);
     server->terminate();
     if (http->stop(5'000 * kMs) < 0) perror("hostile_server: stop");
     return 0;
@@ -126,20 +122,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: %s [-d MS] PORT [CERT KEY]\n", prog);
         return 2;
     }
-    set_log_output(log_output_stderr);  // stdout carries "listening" and "fds" only
-    signal(SIGTERM, &on_signal);
-    signal(SIGINT, &on_signal);
-    signal(SIGPIPE, SIG_IGN);
-    // HOSTILE_ENGINE=epoll|iouring picks the event engine (default: photon's).
-    const char* engine = getenv("HOSTILE_ENGINE");
-    uint64_t ev = photon::INIT_EVENT_DEFAULT;
-    if (engine && strcmp(engine, "epoll") == 0) ev = photon::INIT_EVENT_EPOLL;
-    if (engine && strcmp(engine, "iouring") == 0) ev = photon::INIT_EVENT_IOURING;
-    if (photon::init(ev, photon::INIT_IO_NONE) < 0) {
-        if (ev != photon::INIT_EVENT_IOURING) return perror("hostile_server: photon::init"), 1;
-        printf("io_uring not available: %s\n", strerror(errno));
-        return 77;
-    }
+    if (int r = hostile::start("hostile_server")) return r;
     int r = serve((uint16_t)atoi(argv[1]), argc == 4 ? argv[2] : nullptr,
                   argc == 4 ? argv[3] : nullptr, deadline_ms);
     printf("fds %d\n", photon_test::count_open_fds());
