@@ -173,9 +173,9 @@ void uring::link_timeout(op_waiter& w, io_uring_sqe* sqe, Timeout timeout) {
     io_uring_sqe_set_data64(t, kIgnoredCqe);
 }
 
-int32_t uring::wait(op_waiter& w, Timeout deadline) {
+int32_t uring::wait(op_waiter& w, Timeout deadline, bool file_io) {
     inflight_++;
-    queued();
+    queued(file_io);
     thread_pin_current(true);  // the CQE comes to this vCPU's ring
     int retry = 0;             // a cancel that found no free SQE: tried again shortly
     while (!w.done) {

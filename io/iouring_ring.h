@@ -52,13 +52,13 @@ public:
     // finite timeout links an IORING_OP_LINK_TIMEOUT. Returns the CQE's res
     // (-errno on failure); w.cancel_errno / w.timed say how to read it.
     template <typename Prep>
-    int32_t execute(op_waiter& w, Prep&& prep, Timeout timeout) {
+    int32_t execute(op_waiter& w, Prep&& prep, Timeout timeout, bool file_io = false) {
         io_uring_sqe* sqe = reserve(timeout.expiration() != UINT64_MAX ? 2 : 1);
         if (!sqe) return -errno;
         prep(sqe);
         io_uring_sqe_set_data(sqe, static_cast<uring_completion*>(&w));
         if (timeout.expiration() != UINT64_MAX) link_timeout(w, sqe, timeout);
-        return wait(w);
+        return wait(w, Timeout(), file_io);
     }
     // As execute, with the deadline kept by the scheduler instead of a linked
     // timeout: one SQE, and a cancel (-> ETIMEDOUT) only if the deadline
@@ -73,9 +73,9 @@ public:
     }
     // As execute, then the syscall convention: res, or -1 with errno.
     template <typename Prep>
-    int64_t call(Prep&& prep, Timeout timeout) {
+    int64_t call(Prep&& prep, Timeout timeout, bool file_io = false) {
         op_waiter w;
-        execute(w, prep, timeout);
+        execute(w, prep, timeout, file_io);
         return result(w);
     }
     static int64_t result(const op_waiter& w);
@@ -88,8 +88,12 @@ public:
     // when the SQ is full; nullptr with errno.
     io_uring_sqe* reserve(unsigned n = 1);
     // Passes queued SQEs to the kernel (now, unless the ring batches them).
-    void queued() {
-        if (eager_) submit();
+    // A file read or write goes now on a batching ring too, unless the vCPU
+    // idles as soon as its caller parks (that wait submits it): a device
+    // loses IOPS to requests held until the end of a round, see
+    // doc/performance.md.
+    void queued(bool file_io = false) {
+        if (eager_ || (file_io && vcpu_has_other_ready())) submit();
     }
     int submit();
     // Submits and blocks the OS thread up to timeout_us for a CQE.
@@ -110,7 +114,7 @@ private:
     uring() = default;
     int init(const iouring_args& args, bool master);
     void link_timeout(op_waiter& w, io_uring_sqe* sqe, Timeout timeout);
-    int32_t wait(op_waiter& w, Timeout deadline = Timeout());
+    int32_t wait(op_waiter& w, Timeout deadline = Timeout(), bool file_io = false);
     int ensure_file_table();
 
     io_uring ring_ = {};

@@ -28,9 +28,11 @@ uring* ring_for(CascadingEventEngine* ce) {
 
 unsigned clamp_len(size_t n) { return (unsigned)(n > kMaxRw ? kMaxRw : n); }
 
-// Runs prep(sqe) on the chosen ring; the high 32 bits of `flags` are SQE flags.
+// Runs prep(sqe) on the chosen ring; the high 32 bits of `flags` are SQE
+// flags. `file_io`: a positioned read or write (see uring::queued).
 template <typename Prep>
-int64_t run(CascadingEventEngine* ce, uint64_t flags, Timeout timeout, Prep&& prep) {
+int64_t run(CascadingEventEngine* ce, uint64_t flags, Timeout timeout, Prep&& prep,
+            bool file_io = false) {
     uring* r = ring_for(ce);
     if (!r) return -1;
     return r->call(
@@ -38,41 +40,53 @@ int64_t run(CascadingEventEngine* ce, uint64_t flags, Timeout timeout, Prep&& pr
             prep(sqe);
             sqe->flags |= (uint8_t)(flags >> 32);
         },
-        timeout);
+        timeout, file_io);
 }
 
 }  // namespace
 
 ssize_t iouring_pread(int fd, void* buf, size_t count, off_t offset, uint64_t flags,
                       Timeout timeout, CascadingEventEngine* ce) {
-    return run(ce, flags, timeout, [&](io_uring_sqe* sqe) {
-        io_uring_prep_read(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
-        sqe->rw_flags = (int)(uint32_t)flags;
-    });
+    return run(
+        ce, flags, timeout,
+        [&](io_uring_sqe* sqe) {
+            io_uring_prep_read(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
+            sqe->rw_flags = (int)(uint32_t)flags;
+        },
+        offset >= 0);
 }
 
 ssize_t iouring_pwrite(int fd, const void* buf, size_t count, off_t offset, uint64_t flags,
                        Timeout timeout, CascadingEventEngine* ce) {
-    return run(ce, flags, timeout, [&](io_uring_sqe* sqe) {
-        io_uring_prep_write(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
-        sqe->rw_flags = (int)(uint32_t)flags;
-    });
+    return run(
+        ce, flags, timeout,
+        [&](io_uring_sqe* sqe) {
+            io_uring_prep_write(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
+            sqe->rw_flags = (int)(uint32_t)flags;
+        },
+        offset >= 0);
 }
 
 ssize_t iouring_preadv(int fd, const iovec* iov, int iovcnt, off_t offset, uint64_t flags,
                        Timeout timeout, CascadingEventEngine* ce) {
-    return run(ce, flags, timeout, [&](io_uring_sqe* sqe) {
-        io_uring_prep_readv2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
-                             (int)(uint32_t)flags);
-    });
+    return run(
+        ce, flags, timeout,
+        [&](io_uring_sqe* sqe) {
+            io_uring_prep_readv2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
+                                 (int)(uint32_t)flags);
+        },
+        offset >= 0);
 }
 
 ssize_t iouring_pwritev(int fd, const iovec* iov, int iovcnt, off_t offset, uint64_t flags,
                         Timeout timeout, CascadingEventEngine* ce) {
-    return run(ce, flags, timeout, [&](io_uring_sqe* sqe) {
-        io_uring_prep_writev2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
-                              (int)(uint32_t)flags);
-    });
+    return run(
+        ce, flags, timeout,
+        [&](io_uring_sqe* sqe) {
+            io_uring_prep_writev2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
+                                  (int)(uint32_t)flags);
+        },
+        offset >= 0);
 }
 
 ssize_t iouring_read(int fd, void* buf, size_t count, uint64_t flags, Timeout timeout,

@@ -242,6 +242,12 @@ int sleep_current(uint64_t deadline, defer_func defer, void* arg) {
     return e;
 }
 
+bool vcpu_has_other_ready() {
+    thread* self = CURRENT;
+    if (!self) return false;
+    return self->next() != self || self->vcpu->has_standby.load(std::memory_order_relaxed);
+}
+
 int thread_yield() {
     thread* self = CURRENT;
     if (!self) return 0;

@@ -4,6 +4,7 @@
 // Stacks and cross-vCPU behaviour are in thread_stack_test.cpp and
 // thread_vcpu_test.cpp.
 #include <photon/photon.h>
+#include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
@@ -58,6 +59,30 @@ struct Slot {
     int in;
     int* out;
 };
+
+// The engines submit a file request at once only if the vCPU will not idle
+// right after its caller parks (io/iouring_ring.h): this is how they know.
+TEST_F(Thread, HasOtherReadySeesTheRunQueueAndNotTheSleepers) {
+    using photon::vcpu_has_other_ready;
+    EXPECT_FALSE(vcpu_has_other_ready());
+    photon::thread* sleeper = photon::thread_create11([] { photon::thread_usleep(-1); });
+    auto sleeper_jh = photon::thread_enable_join(sleeper);
+    EXPECT_TRUE(vcpu_has_other_ready());
+    photon::thread_yield();  // it parks
+    EXPECT_FALSE(vcpu_has_other_ready());
+    auto ready = photon::thread_enable_join(photon::thread_create11([] {}));
+    EXPECT_TRUE(vcpu_has_other_ready());
+    photon::thread_join(ready);
+    EXPECT_FALSE(vcpu_has_other_ready());
+    photon::thread_interrupt(sleeper, EINTR);
+    EXPECT_TRUE(vcpu_has_other_ready());
+    photon::thread_join(sleeper_jh);
+    EXPECT_FALSE(vcpu_has_other_ready());
+}
+
+TEST(ThreadNoVcpu, HasOtherReadyIsFalseOutsideAVcpu) {
+    EXPECT_FALSE(photon::vcpu_has_other_ready());
+}
 
 TEST_F(Thread, ReservedSpaceIsSharedBetweenTheCreatorAndTheCoroutine) {
     auto entry = [](void*) -> void* {

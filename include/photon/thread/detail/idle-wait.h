@@ -26,4 +26,8 @@ public:
 // the owner of v's master event engine with it, and cleared first.
 void set_vcpu_idle_wait(vcpu_base* v, IdleWait* w);
 
+// Whether a coroutine other than the caller is ready to run on its vCPU, so
+// that the vCPU will not idle as soon as the caller parks.
+bool vcpu_has_other_ready();
+
 }  // namespace photon
