@@ -112,8 +112,13 @@ void worker(photon::fs::IFile* f, stats* st, uint64_t blocks, bool random, bool 
             uint64_t seed) {
     void* buf = nullptr;
     if (posix_memalign(&buf, 4096, FLAGS_io_size)) return (void)st->errors++;
-    memset(buf, 0x5a, FLAGS_io_size);
     uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+    // Random bytes, as fio writes: a storage stack below may compress or
+    // deduplicate a constant pattern.
+    for (size_t i = 0; i + 8 <= FLAGS_io_size; i += 8) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        memcpy((char*)buf + i, &x, 8);
+    }
     while (!st->stop) {
         uint64_t block;
         if (random) {
