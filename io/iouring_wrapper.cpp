@@ -43,50 +43,46 @@ int64_t run(CascadingEventEngine* ce, uint64_t flags, Timeout timeout, Prep&& pr
         timeout, file_io);
 }
 
+// run() for a read or write at `offset`: a positioned one (offset >= 0) is
+// file I/O to the ring's submission policy, one at the file position is not.
+template <typename Prep>
+int64_t run_at(off_t offset, CascadingEventEngine* ce, uint64_t flags, Timeout timeout,
+               Prep&& prep) {
+    return run(ce, flags, timeout, prep, offset >= 0);
+}
+
 }  // namespace
 
 ssize_t iouring_pread(int fd, void* buf, size_t count, off_t offset, uint64_t flags,
                       Timeout timeout, CascadingEventEngine* ce) {
-    return run(
-        ce, flags, timeout,
-        [&](io_uring_sqe* sqe) {
-            io_uring_prep_read(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
-            sqe->rw_flags = (int)(uint32_t)flags;
-        },
-        offset >= 0);
+    return run_at(offset, ce, flags, timeout, [&](io_uring_sqe* sqe) {
+        io_uring_prep_read(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
+        sqe->rw_flags = (int)(uint32_t)flags;
+    });
 }
 
 ssize_t iouring_pwrite(int fd, const void* buf, size_t count, off_t offset, uint64_t flags,
                        Timeout timeout, CascadingEventEngine* ce) {
-    return run(
-        ce, flags, timeout,
-        [&](io_uring_sqe* sqe) {
-            io_uring_prep_write(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
-            sqe->rw_flags = (int)(uint32_t)flags;
-        },
-        offset >= 0);
+    return run_at(offset, ce, flags, timeout, [&](io_uring_sqe* sqe) {
+        io_uring_prep_write(sqe, fd, buf, clamp_len(count), (uint64_t)offset);
+        sqe->rw_flags = (int)(uint32_t)flags;
+    });
 }
 
 ssize_t iouring_preadv(int fd, const iovec* iov, int iovcnt, off_t offset, uint64_t flags,
                        Timeout timeout, CascadingEventEngine* ce) {
-    return run(
-        ce, flags, timeout,
-        [&](io_uring_sqe* sqe) {
-            io_uring_prep_readv2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
-                                 (int)(uint32_t)flags);
-        },
-        offset >= 0);
+    return run_at(offset, ce, flags, timeout, [&](io_uring_sqe* sqe) {
+        io_uring_prep_readv2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
+                             (int)(uint32_t)flags);
+    });
 }
 
 ssize_t iouring_pwritev(int fd, const iovec* iov, int iovcnt, off_t offset, uint64_t flags,
                         Timeout timeout, CascadingEventEngine* ce) {
-    return run(
-        ce, flags, timeout,
-        [&](io_uring_sqe* sqe) {
-            io_uring_prep_writev2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
-                                  (int)(uint32_t)flags);
-        },
-        offset >= 0);
+    return run_at(offset, ce, flags, timeout, [&](io_uring_sqe* sqe) {
+        io_uring_prep_writev2(sqe, fd, iov, (unsigned)iovcnt, (uint64_t)offset,
+                              (int)(uint32_t)flags);
+    });
 }
 
 ssize_t iouring_read(int fd, void* buf, size_t count, uint64_t flags, Timeout timeout,
