@@ -113,17 +113,17 @@ void worker(photon::fs::IFile* f, stats* st, uint64_t blocks, bool random, bool 
     void* buf = nullptr;
     if (posix_memalign(&buf, 4096, FLAGS_io_size)) return (void)st->errors++;
     uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+    auto next = [&x] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };  // xorshift64
     // Random bytes, as fio writes: a storage stack below may compress or
     // deduplicate a constant pattern.
     for (size_t i = 0; i + 8 <= FLAGS_io_size; i += 8) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        memcpy((char*)buf + i, &x, 8);
+        uint64_t v = next();
+        memcpy((char*)buf + i, &v, 8);
     }
     while (!st->stop) {
         uint64_t block;
         if (random) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
-            block = x % blocks;
+            block = next() % blocks;
         } else {
             block = st->next_seq++ % blocks;
         }
