@@ -13,9 +13,6 @@
 // Prints "listening PORT", serves until SIGTERM or SIGINT, shuts the skeleton
 // down (at most 5 s for running calls), prints "fds N" (its open
 // descriptors, for a leak check) and exits 0.
-#include <signal.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

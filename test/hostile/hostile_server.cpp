@@ -12,9 +12,6 @@
 // Logs to stderr. Prints "listening PORT", serves until SIGTERM or SIGINT, stops the server
 // gracefully and prints "fds N" (its open descriptors, for a leak check)
 // before exiting 0.
-#include <signal.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
