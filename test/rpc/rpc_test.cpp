@@ -111,6 +111,19 @@ int echo(rpc::Stub* stub, const std::string& text, std::string* out, uint32_t de
     return r;
 }
 
+// n concurrent echo calls of `text` on s, each kept delay_ms on the server;
+// *ok counts those answered with it. Join the returned tasks.
+std::vector<photon_test::task> echo_in_parallel(rpc::Stub* s, int n, const std::string& text,
+                                                uint32_t delay_ms, uint64_t timeout, int* ok) {
+    std::vector<photon_test::task> calls;
+    for (int i = 0; i < n; ++i)
+        calls.push_back(spawn([=] {
+            std::string out;
+            if (echo(s, text, &out, delay_ms, timeout) > 0 && out == text) ++*ok;
+        }));
+    return calls;
+}
+
 TEST_P(Rpc, EchoIntoCallersBuffer) {
     auto s = connect_stub();
     ASSERT_NE(nullptr, s);
@@ -403,13 +416,7 @@ TEST_P(Rpc, MaxInflightBoundsTheRequestsOfAConnection) {
     auto s = connect_stub();
     ASSERT_NE(nullptr, s);
     int ok = 0;
-    std::vector<join_handle*> ths;
-    for (int i = 0; i < 32; ++i)
-        ths.push_back(thread_enable_join(thread_create11([&] {
-            std::string out;
-            if (echo(s, "slow", &out, 20, 20 * 1000 * 1000) > 0 && out == "slow") ok++;
-        })));
-    for (auto th : ths) thread_join(th);
+    for (auto& t : echo_in_parallel(s, 32, "slow", 20, 20 * 1000 * 1000, &ok)) t.join();
     EXPECT_EQ(32, ok);              // the others waited, none failed
     EXPECT_LE(svc.max_running, 4);  // never more than the cap at once
     EXPECT_GE(svc.max_running, 2);  // but they did run side by side
@@ -420,15 +427,10 @@ TEST_P(Rpc, RaisingTheInflightCapWakesAConnectionWaitingAtTheOldOne) {
     auto s = connect_stub();
     ASSERT_NE(nullptr, s);
     int ok = 0;
-    std::vector<join_handle*> ths;
-    for (int i = 0; i < 3; ++i)
-        ths.push_back(thread_enable_join(thread_create11([&] {
-            std::string out;
-            if (echo(s, "capped", &out, 300) > 0) ok++;
-        })));
+    auto calls = echo_in_parallel(s, 3, "capped", 300, 5 * 1000 * 1000, &ok);
     ASSERT_TRUE(photon_test::wait_for([&] { return svc.running == 2; }));
     sk->set_max_inflight(8);  // the third waits in the socket until one ends
-    for (auto th : ths) thread_join(th);
+    for (auto& t : calls) t.join();
     EXPECT_EQ(3, ok);
 }
 
