@@ -2,7 +2,8 @@
 //
 // A caller queues its iocb and parks. Requests go to io_submit in pairs: the
 // second caller of a pair submits both at once; a first that finds no
-// partner by the end of its scheduling round (it yields once) submits alone.
+// partner by the end of its scheduling round (it yields once, if another
+// coroutine is ready to run) submits alone.
 // Completions are signalled on an eventfd (io_set_eventfd) that a daemon
 // reaper coroutine waits on through the master engine; it takes them from
 // the completion ring in user space and wakes each finished caller. A semaphore keeps the requests
@@ -20,6 +21,7 @@
 #include <photon/io/aio-wrapper.h>
 #include <photon/io/fd-events.h>
 #include <photon/photon.h>
+#include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
 
 namespace photon {
@@ -237,7 +239,9 @@ ssize_t aio_context::run(aio_request* req) {
     outstanding_++;
     thread_pin_current(true);  // only this vCPU's reaper can complete it
     int err = 0;
-    if (pending_.size() >= kMaxBatch) {
+    // Alone on the vCPU, no partner can come this round: submit without the
+    // yield (and its clock read), as the idle wait would right after it.
+    if (pending_.size() >= kMaxBatch || !vcpu_has_other_ready()) {
         flush();
     } else if (!flusher_armed_) {
         flusher_armed_ = true;

@@ -1,5 +1,5 @@
-// libaio_* (aio-wrapper.h): batching into one io_submit per scheduling
-// round, cancellation of queued requests, context lifetime.
+// libaio_* (aio-wrapper.h): submission in pairs, cancellation of queued
+// requests, context lifetime.
 #include <photon/io/aio-wrapper.h>
 
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -76,6 +77,26 @@ TEST_P(Libaio, SubmittersOfARoundGoInPairs) {
     for (auto& t : tasks) t.join();
     EXPECT_EQ(kReaders, ok);
     EXPECT_EQ((uint64_t)kReaders / 2, libaio_submit_calls() - before);
+}
+
+// A caller alone on its vCPU has no partner to wait for: its request goes to
+// the kernel before anything else runs, even a sleeper whose time is up
+// (which a yield for a partner would run first).
+TEST_P(Libaio, ALoneCallerSubmitsBeforeDueSleepersRun) {
+    ASSERT_EQ(4096, libaio_pread(fd_, buf_, 4096, 0));  // the reaper is parked after it
+    uint64_t before = libaio_submit_calls(), seen = UINT64_MAX;
+    auto sleeper = photon_test::spawn([&] {
+        thread_usleep(1000);
+        seen = libaio_submit_calls() - before;
+        return (void*)nullptr;
+    });
+    thread_yield();  // the sleeper starts and goes to sleep
+    auto due = std::chrono::steady_clock::now() + std::chrono::milliseconds(3);
+    while (std::chrono::steady_clock::now() < due) {
+    }
+    ASSERT_EQ(4096, libaio_pread(fd_, buf_, 4096, 0));
+    sleeper.join();
+    EXPECT_EQ(1u, seen);
 }
 
 TEST_P(Libaio, VectorFormsMoveEveryByte) {
