@@ -1,6 +1,7 @@
 // The io_uring master engine: one ring per vCPU, waited on in io_uring_enter
 // when the vCPU idles. Requests queued by coroutines during one scheduling
-// round go to the kernel together at the next wait_and_fire_events().
+// round go to the kernel together at the next wait_and_fire_events(), but
+// for the first few file reads and writes of a round (uring::queued).
 // cancel_wait() writes an eventfd that a read request in the ring watches.
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -61,6 +62,7 @@ public:
     }
 
     ssize_t wait_and_fire_events(uint64_t timeout) override {
+        ring_->end_round();
         ssize_t n = ring_->reap();
         if (n == 0 && timeout != 0)
             ring_->submit_and_wait(timeout);

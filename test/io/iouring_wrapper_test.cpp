@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "iouring_test_util.h"
+#ifdef PHOTON_HAVE_URING
+#include "../../io/iouring_ring.h"
+#endif
 
 using namespace photon;
 using namespace photon_test;
@@ -372,6 +375,38 @@ TEST_P(IouringWrapper, AFileReadIsSubmittedBeforeTheOtherReadyCoroutinesRun) {
     EXPECT_EQ(0, buf[sizeof(buf) - 1]);
     close(fd);
 }
+
+#ifdef PHOTON_HAVE_URING
+// The master ring's policy itself: the first kFileAtOnce file requests of a
+// round go to the kernel at once while another coroutine is ready; later
+// ones wait in the SQ for the round's end, when the engine is polled.
+TEST(IouringMasterRing, AtMostKFileAtOnceFileRequestsOfARoundGoAtOnce) {
+    std::string why;
+    if (!iouring_available(&why)) GTEST_SKIP() << why;
+    ASSERT_EQ(0, init(INIT_EVENT_IOURING, INIT_IO_NONE));
+    uring* ring = iouring_master_ring(get_vcpu()->master_event_engine);
+    ASSERT_NE(nullptr, ring);
+    auto queue_nop = [ring] {  // a file request's path, with a no-op
+        io_uring_sqe* sqe = ring->reserve();
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, kIgnoredCqe);
+        ring->queued(true);
+        return io_uring_sq_ready(ring->raw());  // queued, not yet submitted
+    };
+    for (int round = 0; round < 2; round++) {
+        auto other = thread_enable_join(thread_create11([] {}));  // ready: we are not the last
+        for (unsigned i = 0; i < uring::kFileAtOnce; i++) EXPECT_EQ(0u, queue_nop()) << i;
+        EXPECT_EQ(1u, queue_nop());
+        EXPECT_EQ(2u, queue_nop());
+        thread_join(other);
+        // Idle: the engine's wait submits them and ends the round (the
+        // second round's first requests go at once again).
+        thread_usleep(1000);
+        EXPECT_EQ(0u, io_uring_sq_ready(ring->raw()));
+    }
+    fini();
+}
+#endif
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(IouringWrapper);
 
