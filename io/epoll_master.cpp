@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <photon/common/alog.h>
+#include <photon/common/utility.h>
 #include <photon/io/fd-events.h>
 
 #include "epoll_util.h"
@@ -204,8 +205,11 @@ private:
     static constexpr uint64_t kRecheckUs = 1000 * 1000;
     int park_edge(int fd, uint32_t want, Timeout timeout) {
         while (true) {
+            // The recheck needs no precision: count it from this round's
+            // clock instead of reading the clock afresh for every wait.
             Timeout slice = timeout;
-            slice.timeout_at_most(kRecheckUs);
+            uint64_t recheck = sat_add(__atomic_load_n(&now, __ATOMIC_RELAXED), kRecheckUs);
+            if (recheck < slice.expiration()) slice.expiration(recheck);
             int r = park(fd, want, slice);
             if (r == 0 || errno != ETIMEDOUT || timeout.expired() || !slice.expired()) return r;
             if ((r = rearm(fd)) <= 0) return r;

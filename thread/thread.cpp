@@ -257,6 +257,7 @@ int thread_usleep(uint64_t useconds) {
         thread_yield();
         return 0;
     }
+    if (useconds == UINT64_MAX) return usleep_until(UINT64_MAX);  // no clock read for "forever"
     uint64_t t = __update_now();
     return usleep_until(t + useconds < t ? UINT64_MAX : t + useconds);
 }
