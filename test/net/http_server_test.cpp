@@ -1,163 +1,21 @@
 // The HTTP server under both event engines, through raw connections:
 // dispatch, keep-alive, pipelining, request bodies (chunked, 100-continue,
 // unread), every parser error status, timeouts (slowloris, idle), failing
-// and short handlers, vanishing peers, HEAD / HTTP/1.0, and stop().
+// and short handlers, vanishing peers, HEAD / HTTP/1.0, tunnels and event
+// streams. stop(), deletion and TLS handshakes are in
+// http_server_stop_test.cpp.
 #include <atomic>
 #include <string>
 
 #include <photon/common/timeout.h>
 #include <photon/net/http/client.h>
-#include <photon/net/security-context/tls-stream.h>
 
-#include "http_server_test_util.h"
-#include "tls_test_util.h"
+#include "http_server_handlers.h"
 
 using namespace photon;
 using namespace photon_test;
 
 namespace {
-
-std::atomic<int> g_tagged_alive{0};
-
-// Answers "<tag>|<remain>".
-class tagged : public HTTPHandler {
-public:
-    explicit tagged(std::string t) : tag_(std::move(t)) { g_tagged_alive++; }
-    ~tagged() override { g_tagged_alive--; }
-    int handle_request(Request& req, Response& resp, std::string_view pattern) override {
-        std::string body = tag_ + "|" + std::string(pattern_remain(req, pattern));
-        resp.headers.content_length(body.size());
-        return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
-    }
-
-private:
-    std::string tag_;
-};
-
-// Content-Length and the body (none for HEAD, whose length is metadata).
-int reply(Response& resp, std::string_view body, Verb v = Verb::GET) {
-    resp.headers.content_length(body.size());
-    if (body.empty() || v == Verb::HEAD) return 0;
-    return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
-}
-
-// The handlers most tests use, by path.
-struct handlers {
-    std::atomic<int> slow_started{0}, slow_done{0};
-    uint64_t slow_us = 300'000;
-
-    void install(HTTPServer* s) {
-        s->add_handler({this, &handlers::echo}, "/echo");
-        s->add_handler({this, &handlers::text}, "/text");
-        s->add_handler({this, &handlers::slow}, "/slow");
-        s->add_handler({this, &handlers::fail}, "/fail");
-        s->add_handler({this, &handlers::fail_after}, "/fail-after");
-        s->add_handler({this, &handlers::short_body}, "/short");
-        s->add_handler({this, &handlers::unwritten}, "/unwritten");
-        s->add_handler({this, &handlers::chunks}, "/chunks");
-        s->add_handler({this, &handlers::info}, "/info");
-        s->add_handler({this, &handlers::status}, "/status/");
-        s->add_handler({this, &handlers::chunks_fail}, "/chunks-fail");
-        s->add_handler({this, &handlers::events}, "/events");
-        s->add_handler({this, &handlers::sized}, "/sized");
-        s->add_handler({this, &handlers::host}, "/host");
-    }
-    // The request body back; a failed read fails the request.
-    int echo(Request& req, Response& resp, std::string_view) {
-        std::string body;
-        char buf[4096];
-        ssize_t n;
-        while ((n = req.read(buf, sizeof(buf))) > 0) body.append(buf, n);
-        if (n < 0) return -1;
-        return reply(resp, body);
-    }
-    int text(Request& req, Response& resp, std::string_view) {
-        return reply(resp, "hello\n", req.verb());
-    }
-    int slow(Request&, Response& resp, std::string_view) {
-        slow_started++;
-        photon::thread_usleep(slow_us);
-        slow_done++;
-        return reply(resp, "slow\n");
-    }
-    int fail(Request&, Response&, std::string_view) { return -1; }
-    int fail_after(Request&, Response& resp, std::string_view) {
-        reply(resp, "partial\n");
-        return -1;
-    }
-    int short_body(Request&, Response& resp, std::string_view) {
-        resp.headers.content_length(10);
-        resp.write("12345", 5);
-        return 0;
-    }
-    int unwritten(Request&, Response& resp, std::string_view) {
-        resp.headers.content_length(10);
-        return 0;
-    }
-    int chunks(Request&, Response& resp, std::string_view) {
-        for (const char* p : {"one,", "two,", "three"}) resp.write(p, strlen(p));
-        return 0;
-    }
-    // A sized body, written whatever the verb (HEAD included).
-    int sized(Request&, Response& resp, std::string_view) {
-        resp.headers.content_length(6);
-        return resp.write("sized\n", 6) == 6 ? 0 : -1;
-    }
-    // "<host> <path>" as the handler sees them.
-    int host(Request& req, Response& resp, std::string_view) {
-        return reply(resp, std::string(req.host()) + " " + std::string(req.abs_path()));
-    }
-    int chunks_fail(Request&, Response& resp, std::string_view) {
-        resp.write("one,", 4);
-        return -1;
-    }
-    // The status in the path; a body is attempted (refused for 204 / 304).
-    int status(Request& req, Response& resp, std::string_view pattern) {
-        resp.set_result(atoi(std::string(pattern_remain(req, pattern)).c_str()));
-        if (resp.status_code() == 304) resp.headers.insert("ETag", "\"x\"");
-        errno = 0;
-        EXPECT_EQ(-1, resp.write("body", 4));
-        EXPECT_EQ(EMSGSIZE, errno);
-        return 0;
-    }
-    // An event stream: the head at once (no length), then one event after
-    // `event` is signalled (or kLongUs).
-    photon::semaphore event;
-    int events(Request&, Response& resp, std::string_view) {
-        resp.headers.insert("Content-Type", "text/event-stream");
-        resp.headers.insert("Cache-Control", "no-cache");
-        if (resp.send_header() < 0) return -1;
-        (void)event.wait(1, kLongUs);
-        static const char ev[] = "data: one\n\n";
-        return resp.write(ev, sizeof(ev) - 1) == (ssize_t)sizeof(ev) - 1 ? 0 : -1;
-    }
-    // "<verb> <target> <remain>"
-    int info(Request& req, Response& resp, std::string_view pattern) {
-        std::string b = std::string(verbstr[req.verb()]) + " " + std::string(req.target()) + " " +
-                        std::string(pattern_remain(req, pattern));
-        return reply(resp, b);
-    }
-};
-
-class HttpServer : public HttpServerTest {
-protected:
-    void serve_default(const ServerOptions& opts = {}) {
-        serve(opts, [&](HTTPServer* s) { h.install(s); });
-    }
-    handlers h;
-};
-
-std::string chunked(std::initializer_list<std::string_view> pieces) {
-    std::string s;
-    char size[32];
-    for (auto p : pieces) {
-        snprintf(size, sizeof(size), "%zx\r\n", p.size());
-        s.append(size).append(p).append("\r\n");
-    }
-    return s + "0\r\n\r\n";
-}
-
-}  // namespace
 
 TEST_P(HttpServer, DispatchesByPathPrefixInTheOrderAdded) {
     serve({}, [](HTTPServer* s) {
@@ -781,97 +639,6 @@ TEST_P(HttpServer, HonoursConnectionCloseFromTheClient) {
     EXPECT_TRUE(c.closed());
 }
 
-TEST_P(HttpServer, StopClosesIdleConnectionsAtOnce) {
-    serve_default();
-    raw_client idle(ep), fresh(ep);
-    ASSERT_EQ(200, idle.request(head("GET", "/text")));
-    ASSERT_TRUE(wait_for([&] { return http->connections() == 2; }, 10000));
-    tcp->terminate();
-    // Returning 0 within kLongUs proves it did not wait for the keep-alive
-    // timeout (60 s).
-    EXPECT_EQ(0, http->stop(kLongUs));
-    EXPECT_EQ(0u, http->connections());
-    std::string extra;
-    EXPECT_TRUE(idle.closed(kLongUs, &extra));
-    EXPECT_EQ("", extra);
-    EXPECT_TRUE(fresh.closed());
-}
-
-TEST_P(HttpServer, ServesAndStopsOverIouringSockets) {
-    if (GetParam() != photon::INIT_EVENT_IOURING) GTEST_SKIP() << "io_uring sockets need io_uring";
-    ServerOptions opts;
-    opts.header_timeout = 200'000;
-    serve(
-        opts, [&](HTTPServer* s) { h.install(s); }, &new_iouring_tcp_server);
-    {
-        raw_client slow(ep);  // the header timeout holds on these sockets too
-        ASSERT_TRUE(slow.send("GET /text HTTP/1.1\r\n"));
-        EXPECT_EQ(408, slow.get());
-    }
-    raw_client c(ep);
-    std::string body;
-    for (int i = 0; i < 20; i++) ASSERT_EQ(200, c.request(head("GET", "/text"), &body));
-    ASSERT_EQ(200, c.request(head("POST", "/echo", "Transfer-Encoding: chunked\r\n") +
-                                 chunked({"a", "bc"}),
-                             &body));
-    EXPECT_EQ("abc", body);
-    tcp->terminate();
-    EXPECT_EQ(0, http->stop(kLongUs));
-    EXPECT_TRUE(c.closed());
-}
-
-TEST_P(HttpServer, StopLetsAnInFlightRequestFinishWithConnectionClose) {
-    serve_default();
-    h.slow_us = 300'000;
-    raw_client c(ep);
-    ASSERT_TRUE(c.send(head("GET", "/slow")));
-    ASSERT_TRUE(wait_for([&] { return h.slow_started == 1; }, 10000));
-    tcp->terminate();
-    int stopped = -2;
-    std::atomic<bool> done{false};
-    auto th = photon::thread_enable_join(photon::thread_create11([&] {
-        stopped = http->stop(kLongUs);
-        done = true;
-    }));
-    std::string body;
-    ASSERT_EQ(200, c.get(&body));
-    EXPECT_EQ("slow\n", body);
-    EXPECT_EQ("close", c.resp.headers["Connection"]);
-    EXPECT_TRUE(c.closed());
-    photon::thread_join(th);
-    EXPECT_EQ(0, stopped);
-    EXPECT_EQ(1, h.slow_done.load());
-    EXPECT_EQ(0u, http->connections());
-}
-
-TEST_P(HttpServer, StopTimesOutOnAHandlerThatTakesLonger) {
-    serve_default();
-    h.slow_us = 1'000'000;
-    raw_client c(ep);
-    ASSERT_TRUE(c.send(head("GET", "/slow")));
-    ASSERT_TRUE(wait_for([&] { return h.slow_started == 1; }, 10000));
-    EXPECT_EQ(-1, http->stop(50'000));
-    EXPECT_EQ(ETIMEDOUT, errno);
-    EXPECT_EQ(1u, http->connections());
-    ASSERT_EQ(200, c.get());  // still answered
-    EXPECT_TRUE(c.closed());
-}
-
-TEST_P(HttpServer, DeletingTheServerWithOpenConnectionsIsSafe) {
-    serve_default();
-    h.slow_us = 200'000;
-    raw_client idle(ep), busy(ep), partial(ep);
-    ASSERT_EQ(200, idle.request(head("GET", "/text")));
-    ASSERT_TRUE(busy.send(head("GET", "/slow")));
-    ASSERT_TRUE(partial.send("GET /text HTTP/1.1\r\n"));
-    ASSERT_TRUE(wait_for([&] { return h.slow_started == 1; }, 10000));
-    tcp.reset();
-    http.reset();  // returns once no connection uses it
-    EXPECT_TRUE(idle.closed());
-    EXPECT_TRUE(partial.closed());
-    EXPECT_EQ(1, h.slow_done.load());
-}
-
 TEST_P(HttpServer, TunnelsAfterTakingTheConnectionOver) {
     // A CONNECT-like handler: answers 200, then echoes raw bytes through
     // connection_stream(), which returns what was pipelined after the head.
@@ -904,37 +671,6 @@ TEST_P(HttpServer, TunnelsAfterTakingTheConnectionOver) {
     Request foreign;
     EXPECT_EQ(nullptr, connection_stream(foreign));
     EXPECT_EQ(EINVAL, errno);
-}
-
-TEST_P(HttpServer, StopInterruptsTheDrainOfAnUnreadBody) {
-    // Bodies the handler leaves unread while their client trickles them:
-    // small enough to be drained (a Content-Length, chunked), and one so
-    // large the connection lingers before closing.
-    serve_default();
-    std::string part(4096, 'b');
-    raw_client sized(ep), chunks(ep), large(ep);
-    ASSERT_EQ(200, sized.request(head("POST", "/text", "Content-Length: 1000000\r\n") + part));
-    EXPECT_TRUE(sized.resp.keep_alive());
-    ASSERT_EQ(200, chunks.request(head("POST", "/text", "Transfer-Encoding: chunked\r\n") +
-                                  "1000\r\n" + part + "\r\n"));
-    EXPECT_TRUE(chunks.resp.keep_alive());
-    ASSERT_EQ(200, large.request(head("POST", "/text", "Content-Length: 10000000\r\n") + part));
-    // Each answer went out with the server's first read of what follows:
-    // the three connections now wait for body bytes.
-    ASSERT_EQ(3u, http->connections());
-    tcp->terminate();
-    int stopped = -2;
-    auto th = photon::thread_enable_join(photon::thread_create11([&] {
-        // Without the interruption, the drains would go on until
-        // body_timeout (30 s) and this stop would fail with ETIMEDOUT.
-        stopped = http->stop(5 * 1000 * 1000);
-    }));
-    photon::thread_join(th);
-    EXPECT_EQ(0, stopped);
-    EXPECT_EQ(0u, http->connections());
-    EXPECT_TRUE(sized.closed());
-    EXPECT_TRUE(chunks.closed());
-    EXPECT_TRUE(large.closed());
 }
 
 TEST_P(HttpServer, SendsAStreamingHeadBeforeTheFirstEvent) {
@@ -979,90 +715,4 @@ TEST_P(HttpServer, SendsAStreamingHeadBeforeTheFirstEvent) {
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(HttpServer);
 
-// ---- HTTPS: connections still in their TLS handshake -----------------------
-
-class HttpsServer : public HttpServer {
-protected:
-    void SetUp() override {
-        HttpServer::SetUp();
-        if (IsSkipped() || HasFatalFailure()) return;
-        std::unique_ptr<TLSContext> probe(new_tls_context());
-        if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
-        if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-        ASSERT_TRUE(pki().ok()) << "certificate generation failed, see its log";
-        ctx.reset(new_tls_context(pki().pem("srv.pem").c_str(), pki().pem("srv.key").c_str()));
-        ASSERT_TRUE(ctx);
-    }
-    void TearDown() override {
-        HttpServer::TearDown();
-        ctx.reset();  // after the connections that use it
-    }
-    static test_pki& pki() { return test_pki::get(); }
-    void serve_https(const ServerOptions& opts = {}) {
-        http.reset(new_http_server(opts));
-        h.install(http.get());
-        tcp.reset(new_tls_server(ctx.get(), new_tcp_socket_server(), true));
-        ASSERT_TRUE(tcp);
-        ASSERT_EQ(0, tcp->bind_v4localhost(0));
-        ASSERT_EQ(0, tcp->listen());
-        tcp->set_handler(http->get_connection_handler());
-        ASSERT_EQ(0, tcp->start_loop(false));
-        ep = tcp->getsockname();
-    }
-    // A TLS record header announcing a 512-byte ClientHello, and 100 bytes of it.
-    static std::string half_client_hello() {
-        return std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) +
-               std::string(100, 'r');
-    }
-    std::unique_ptr<TLSContext> ctx;
-};
-
-// The handshake ran before the HTTP server's deadlines applied and had none
-// of its own: such a client held its connection forever.
-TEST_P(HttpsServer, ClosesClientsStuckInTheHandshakeAfterTheHandshakeTimeout) {
-    ASSERT_EQ(0, ctx->set_handshake_timeout(200'000));
-    serve_https();
-    {  // A real client: the handshake runs in the server's first read.
-        std::unique_ptr<TLSContext> cctx(new_tls_context());
-        ASSERT_TRUE(cctx);
-        ASSERT_EQ(0, cctx->set_ca_cert(pki().pem("ca.pem").c_str()));
-        std::unique_ptr<ISocketClient> cli(
-            new_tls_client(cctx.get(), new_tcp_socket_client(), true));
-        cli->timeout(kLongUs);
-        std::unique_ptr<ISocketStream> s(cli->connect(ep));
-        ASSERT_TRUE(s);
-        ASSERT_EQ(0, tls_stream_set_hostname(s.get(), "localhost"));
-        std::string req = head("GET", "/text", "Connection: close\r\n"), all;
-        ASSERT_EQ((ssize_t)req.size(), s->write(req.data(), req.size()));
-        char buf[4096];
-        ssize_t n;
-        while ((n = s->recv(buf, sizeof(buf))) > 0) all.append(buf, n);
-        EXPECT_EQ(0u, all.find("HTTP/1.1 200 OK\r\n")) << all;
-        EXPECT_EQ("hello\n", all.substr(all.size() - 6));
-    }
-    auto t0 = Clock::now();
-    raw_client silent(ep), half(ep);
-    ASSERT_TRUE(silent.ok() && half.ok());
-    ASSERT_TRUE(half.send(half_client_hello()));
-    EXPECT_TRUE(silent.closed(kLongUs));
-    EXPECT_TRUE(half.closed(kLongUs));
-    EXPECT_GE(us_since(t0), 150'000u);  // not before the deadline (200 ms)
-    EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }, 10000));
-}
-
-// stop() did not see connections in their handshake: it returned 0 at once
-// while they stayed open.
-TEST_P(HttpsServer, StopEndsConnectionsStillInTheirHandshake) {
-    serve_https();  // the default handshake timeout: 30 s
-    raw_client silent(ep), half(ep);
-    ASSERT_TRUE(silent.ok() && half.ok());
-    ASSERT_TRUE(half.send(half_client_hello()));
-    ASSERT_TRUE(wait_for([&] { return http->connections() == 2; }, 10000));
-    tcp->terminate();
-    EXPECT_EQ(0, http->stop(kLongUs));
-    EXPECT_EQ(0u, http->connections());
-    EXPECT_TRUE(silent.closed(kLongUs));
-    EXPECT_TRUE(half.closed(kLongUs));
-}
-
-PHOTON_INSTANTIATE_ENGINE_TESTS(HttpsServer);
+}  // namespace
