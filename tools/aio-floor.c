@@ -7,10 +7,11 @@
 //              event loop that also serves sockets must wait;
 //   epoll-tmo  the same with a finite timeout (epoll_pwait2), as an event
 //              loop with timers waits.
-// Prints IOPS and CPU µs per I/O (user + system) after 1 s of ramp.
+// Prints IOPS and CPU µs per I/O (user + system) after 1 s of ramp. Random
+// writes instead with `write` (the file's contents are overwritten).
 //
 //   cc -O2 -o aio-floor tools/aio-floor.c -laio
-//   ./aio-floor FILE getevents|epoll|epoll-tmo SECONDS
+//   ./aio-floor FILE getevents|epoll|epoll-tmo SECONDS [read|write]
 // tools/aio-floor.sh runs it beside fio and io-perf in alternating rounds.
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -68,25 +69,28 @@ static int wait_one(io_context_t ctx, int ep, enum wait_kind kind, struct io_eve
 }
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s FILE getevents|epoll|epoll-tmo SECONDS\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s FILE getevents|epoll|epoll-tmo SECONDS [read|write]\n",
+                argv[0]);
         return 2;
     }
     enum wait_kind kind = !strcmp(argv[2], "getevents") ? GETEVENTS
                           : !strcmp(argv[2], "epoll")   ? EPOLL
                                                         : EPOLL_TIMEOUT;
     double duration = atof(argv[3]);
+    int writes = argc == 5 && !strcmp(argv[4], "write");
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     CPU_SET(0, &cpus);
     sched_setaffinity(0, sizeof(cpus), &cpus);
-    int fd = open(argv[1], O_RDONLY | O_DIRECT);
+    int fd = open(argv[1], (writes ? O_RDWR : O_RDONLY) | O_DIRECT);
     if (fd < 0) return perror("open"), 1;
     uint64_t blocks = lseek(fd, 0, SEEK_END) / 4096;
     void* buf;
     io_context_t ctx = 0;
     if (!blocks || posix_memalign(&buf, 4096, 4096) || io_setup(32, &ctx) < 0)
         return fprintf(stderr, "aio-floor: empty file or no aio context\n"), 1;
+    for (int i = 0; i < 4096; i++) ((unsigned char*)buf)[i] = (unsigned char)rand();  // as fio writes
     int efd = eventfd(0, EFD_NONBLOCK), ep = epoll_create1(0);
     struct epoll_event reg = {.events = EPOLLIN | EPOLLET};
     if (efd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, efd, &reg) < 0)
@@ -100,12 +104,15 @@ int main(int argc, char** argv) {
         if (t0 && t - t0 >= duration) break;
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         struct iocb cb, *cbs[1] = {&cb};
-        io_prep_pread(&cb, fd, buf, 4096, (x % blocks) * 4096);
+        if (writes)
+            io_prep_pwrite(&cb, fd, buf, 4096, (x % blocks) * 4096);
+        else
+            io_prep_pread(&cb, fd, buf, 4096, (x % blocks) * 4096);
         if (kind != GETEVENTS) io_set_eventfd(&cb, efd);
         struct io_event ev;
         if (io_submit(ctx, 1, cbs) != 1 || wait_one(ctx, ep, kind, &ev) < 0)
-            return perror("aio-floor: read"), 1;
-        if (ev.res != 4096) return fprintf(stderr, "aio-floor: read gave %ld\n", (long)ev.res), 1;
+            return perror("aio-floor: I/O"), 1;
+        if (ev.res != 4096) return fprintf(stderr, "aio-floor: I/O gave %ld\n", (long)ev.res), 1;
         ios++;
     }
     printf("aio-floor %s IOPS=%.0f cpu_us_per_io=%.2f\n", argv[2], ios / (seconds() - t0),

@@ -1,15 +1,24 @@
 #!/bin/bash
-# Depth-1 libaio reads: io-perf against fio and against tools/aio-floor.c,
+# Depth-1 libaio reads (or writes): io-perf against fio and against tools/aio-floor.c,
 # the same loop with no runtime, waiting as fio does (getevents) and as an
 # event loop must (epoll on an eventfd, with and without a timeout). Rounds
 # alternate the programs; prints each one's median IOPS and CPU µs per I/O,
 # and both as multiples of fio's.
 #
-#   tools/aio-floor.sh BUILD_DIR FILE [ROUNDS=9] [SECONDS=6]
+#   tools/aio-floor.sh BUILD_DIR FILE [ROUNDS=9] [SECONDS=6] [randread|randwrite]
+# randwrite overwrites FILE's contents.
 set -euo pipefail
-build=${1:?usage: $0 BUILD_DIR FILE [ROUNDS] [SECONDS]}
+build=${1:?usage: $0 BUILD_DIR FILE [ROUNDS] [SECONDS] [randread|randwrite]}
 file=${2:?file to read (at least 2 GiB, written beforehand)}
-rounds=${3:-9} secs=${4:-6}
+rounds=${3:-9} secs=${4:-6} rw=${5:-randread}
+case $rw in
+randread) mode=read field=read ;;
+randwrite) mode=write field=write ;;
+*)
+    echo "randread or randwrite, not $rw" >&2
+    exit 2
+    ;;
+esac
 command -v fio >/dev/null || {
     echo "needs fio" >&2
     exit 77
@@ -22,18 +31,18 @@ cc -O2 -o "$tmp/aio-floor" "$(dirname "$0")/aio-floor.c" -laio
 run() {
     case $1 in
     fio)
-        fio --name=floor --filename="$file" --ioengine=libaio --direct=1 --rw=randread --bs=4096 \
+        fio --name=floor --filename="$file" --ioengine=libaio --direct=1 --rw="$rw" --bs=4096 \
             --iodepth=1 --size=2G --time_based=1 --runtime="$secs" --ramp_time=1 --randrepeat=0 \
             --norandommap=1 --cpus_allowed=0 --output-format=json >"$tmp/fio.json"
         python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]; r = j["read"]
+j = json.load(open(sys.argv[1]))["jobs"][0]; r = j[sys.argv[2]]
 print(r["iops"], (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1000 / r["total_ios"])' \
-            "$tmp/fio.json" ;;
+            "$tmp/fio.json" "$field" ;;
     io-perf)
-        "$build/examples/perf/io-perf" -disk_path="$file" -disk_size=2G -rw=randread -io_depth=1 \
+        "$build/examples/perf/io-perf" -disk_path="$file" -disk_size=2G -rw="$rw" -io_depth=1 \
             -duration="$secs" -ramp=1 -cpu=0 -io_engine=libaio 2>/dev/null |
             sed -n 's/.*IOPS=\([0-9]*\).* \([0-9.]*\)us\/IO.*/\1 \2/p' ;;
-    *) "$tmp/aio-floor" "$file" "$1" "$secs" | sed 's/.*IOPS=\([0-9.]*\) cpu_us_per_io=\(.*\)/\1 \2/' ;;
+    *) "$tmp/aio-floor" "$file" "$1" "$secs" "$mode" | sed 's/.*IOPS=\([0-9.]*\) cpu_us_per_io=\(.*\)/\1 \2/' ;;
     esac
 }
 
