@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <photon/fs/filesystem.h>
+#include <photon/fs/forwardfs.h>
 #include <photon/fs/fuse_adaptor.h>
 #include <photon/fs/localfs.h>
 #include <photon/io/fuse-adaptor.h>
@@ -164,78 +165,41 @@ inline size_t thread_count() {
 
 class hooked_fs;
 
-class hooked_file : public fs::IFile {
+// Forwards to the file it owns; pread runs its file system's hook first.
+class hooked_file : public fs::ForwardFile_Ownership {
 public:
-    hooked_file(fs::IFile* f, hooked_fs* owner) : f_(f), owner_(owner) {}
-    ~hooked_file() override { delete f_; }
+    hooked_file(fs::IFile* f, hooked_fs* owner)
+        : fs::ForwardFile_Ownership(f, true), owner_(owner) {}
     fs::IFileSystem* filesystem() override;
     ssize_t pread(void* b, size_t n, off_t o) override;
-    ssize_t pwrite(const void* b, size_t n, off_t o) override { return f_->pwrite(b, n, o); }
-    ssize_t preadv(const iovec* v, int c, off_t o) override { return f_->preadv(v, c, o); }
-    ssize_t pwritev(const iovec* v, int c, off_t o) override { return f_->pwritev(v, c, o); }
-    off_t lseek(off_t o, int w) override { return f_->lseek(o, w); }
-    int fsync() override { return f_->fsync(); }
-    int fdatasync() override { return f_->fdatasync(); }
-    int fchmod(mode_t m) override { return f_->fchmod(m); }
-    int fchown(uid_t u, gid_t g) override { return f_->fchown(u, g); }
-    int fstat(struct stat* st) override { return f_->fstat(st); }
-    int ftruncate(off_t n) override { return f_->ftruncate(n); }
-    int close() override { return f_->close(); }
-    ssize_t read(void* b, size_t n) override { return f_->read(b, n); }
-    ssize_t write(const void* b, size_t n) override { return f_->write(b, n); }
-    ssize_t readv(const iovec* v, int c) override { return f_->readv(v, c); }
-    ssize_t writev(const iovec* v, int c) override { return f_->writev(v, c); }
 
 private:
-    fs::IFile* f_;
     hooked_fs* owner_;
 };
 
-class hooked_fs : public fs::IFileSystem {
+// Forwards to the file system it owns, wrapping the files it opens.
+class hooked_fs : public fs::ForwardFS_Ownership {
 public:
-    explicit hooked_fs(fs::IFileSystem* under) : u_(under) {}
-    ~hooked_fs() override { delete u_; }
+    explicit hooked_fs(fs::IFileSystem* under) : fs::ForwardFS_Ownership(under, true) {}
     std::function<int()> on_pread;  // in the request's coroutine; -1: pread fails with errno
     std::function<void(const char*)> on_lstat;  // likewise
 
-    fs::IFile* open(const char* p, int fl) override { return wrap(u_->open(p, fl)); }
-    fs::IFile* open(const char* p, int fl, mode_t m) override { return wrap(u_->open(p, fl, m)); }
-    fs::IFile* creat(const char* p, mode_t m) override { return wrap(u_->creat(p, m)); }
-    int mkdir(const char* p, mode_t m) override { return u_->mkdir(p, m); }
-    int rmdir(const char* p) override { return u_->rmdir(p); }
-    int symlink(const char* o, const char* n) override { return u_->symlink(o, n); }
-    ssize_t readlink(const char* p, char* b, size_t n) override { return u_->readlink(p, b, n); }
-    int link(const char* o, const char* n) override { return u_->link(o, n); }
-    int rename(const char* o, const char* n) override { return u_->rename(o, n); }
-    int unlink(const char* p) override { return u_->unlink(p); }
-    int chmod(const char* p, mode_t m) override { return u_->chmod(p, m); }
-    int chown(const char* p, uid_t o, gid_t g) override { return u_->chown(p, o, g); }
-    int lchown(const char* p, uid_t o, gid_t g) override { return u_->lchown(p, o, g); }
-    int statfs(const char* p, struct statfs* b) override { return u_->statfs(p, b); }
-    int statvfs(const char* p, struct statvfs* b) override { return u_->statvfs(p, b); }
-    int stat(const char* p, struct stat* b) override { return u_->stat(p, b); }
+    fs::IFile* open(const char* p, int fl) override { return wrap(m_fs->open(p, fl)); }
+    fs::IFile* open(const char* p, int fl, mode_t m) override { return wrap(m_fs->open(p, fl, m)); }
+    fs::IFile* creat(const char* p, mode_t m) override { return wrap(m_fs->creat(p, m)); }
     int lstat(const char* p, struct stat* b) override {
         if (on_lstat) on_lstat(p);
-        return u_->lstat(p, b);
+        return m_fs->lstat(p, b);
     }
-    int access(const char* p, int m) override { return u_->access(p, m); }
-    int truncate(const char* p, off_t n) override { return u_->truncate(p, n); }
-    int utime(const char* p, const struct utimbuf* t) override { return u_->utime(p, t); }
-    int utimes(const char* p, const struct timeval t[2]) override { return u_->utimes(p, t); }
-    int lutimes(const char* p, const struct timeval t[2]) override { return u_->lutimes(p, t); }
-    int mknod(const char* p, mode_t m, dev_t d) override { return u_->mknod(p, m, d); }
-    int syncfs() override { return u_->syncfs(); }
-    fs::DIR* opendir(const char* p) override { return u_->opendir(p); }
 
 private:
     fs::IFile* wrap(fs::IFile* f) { return f ? new hooked_file(f, this) : nullptr; }
-    fs::IFileSystem* u_;
 };
 
 inline fs::IFileSystem* hooked_file::filesystem() { return owner_; }
 inline ssize_t hooked_file::pread(void* b, size_t n, off_t o) {
     if (owner_->on_pread && owner_->on_pread() < 0) return -1;
-    return f_->pread(b, n, o);
+    return m_file->pread(b, n, o);
 }
 
 // hooked_fs with extended attributes, on the real paths under `base`.
