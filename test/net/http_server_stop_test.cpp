@@ -160,15 +160,9 @@ protected:
     }
     static test_pki& pki() { return test_pki::get(); }
     void serve_https(const ServerOptions& opts = {}) {
-        http.reset(new_http_server(opts));
-        h.install(http.get());
-        tcp.reset(new_tls_server(ctx.get(), new_tcp_socket_server(), true));
-        ASSERT_TRUE(tcp);
-        ASSERT_EQ(0, tcp->bind_v4localhost(0));
-        ASSERT_EQ(0, tcp->listen());
-        tcp->set_handler(http->get_connection_handler());
-        ASSERT_EQ(0, tcp->start_loop(false));
-        ep = tcp->getsockname();
+        serve(
+            opts, [&](HTTPServer* s) { h.install(s); },
+            [&] { return new_tls_server(ctx.get(), new_tcp_socket_server(), true); });
     }
     // A TLS record header announcing a 512-byte ClientHello, and 100 bytes of it.
     static std::string half_client_hello() {

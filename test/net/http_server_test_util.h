@@ -121,9 +121,9 @@ protected:
         EngineTest::TearDown();
     }
     // Creates the server (handlers are added by `setup`) and starts serving.
-    template <typename F>
-    void serve(const ServerOptions& opts, F setup,
-               ISocketServer* (*make)() = &new_tcp_socket_server) {
+    // make: a callable that returns the listening socket server (plain TCP by default).
+    template <typename F, typename M = ISocketServer* (*)()>
+    void serve(const ServerOptions& opts, F setup, M make = &new_tcp_socket_server) {
         http.reset(new_http_server(opts));
         ASSERT_TRUE(http);
         setup(http.get());
