@@ -6,7 +6,7 @@
 # re-running cmake turns it back on) and ONE status line names the Debian package to install.
 # Nothing is downloaded.
 #
-# Results, for each PART in URING LIBAIO TLS CURL FUSE:
+# Results, for each PART in URING LIBAIO TLS CURL FUSE EXTFS:
 #   PHOTON_ENABLE_<PART>    ON only if requested and found
 #   PHOTON_HAVE_<PART>      same value, for code that prefers the HAVE spelling
 #   PHOTON_<PART>_LIBRARIES the imported target(s) to link when a source starts using the part:
@@ -15,6 +15,7 @@
 #       TLS    OpenSSL::SSL OpenSSL::Crypto  (find_package OpenSSL)
 #       CURL   CURL::libcurl                 (find_package CURL)
 #       FUSE   PkgConfig::FUSE3              (pkg-config fuse3 >= 3.8: the FUSE adaptor, fs/fuse_*.cpp)
+#       EXTFS  PkgConfig::EXT2FS             (pkg-config ext2fs: <photon/fs/extfs/extfs.h>, fs/extfs/)
 # photonConfig.cmake recreates the same target names for find_package(photon) users.
 #
 # photon_target_dependencies(<target>) adds the PUBLIC compile definitions PHOTON_HAVE_<PART>=1
@@ -23,9 +24,9 @@
 # where a source starts using them.
 include(GNUInstallDirs)
 
-set(_photon_parts URING LIBAIO TLS CURL FUSE)
+set(_photon_parts URING LIBAIO TLS CURL FUSE EXTFS)
 
-if(PHOTON_ENABLE_URING OR PHOTON_ENABLE_FUSE)
+if(PHOTON_ENABLE_URING OR PHOTON_ENABLE_FUSE OR PHOTON_ENABLE_EXTFS)
     find_package(PkgConfig QUIET)
 endif()
 
@@ -118,6 +119,21 @@ if(PHOTON_ENABLE_FUSE)
             set(PHOTON_FUSE_LIBRARIES PkgConfig::FUSE3)
         else()
             _photon_switch_off(FUSE "fuse3 (>= 3.8)" "libfuse3-dev")
+        endif()
+    endif()
+endif()
+
+# extfs: e2fsprogs' libext2fs through pkg-config (PhotonLibOS's option name, PHOTON_ENABLE_EXTFS).
+set(PHOTON_EXTFS_LIBRARIES "")
+if(PHOTON_ENABLE_EXTFS)
+    if(NOT PKG_CONFIG_FOUND)
+        _photon_switch_off(EXTFS "pkg-config (needed to find ext2fs)" "pkg-config")
+    else()
+        pkg_check_modules(EXT2FS QUIET IMPORTED_TARGET ext2fs)
+        if(EXT2FS_FOUND)
+            set(PHOTON_EXTFS_LIBRARIES PkgConfig::EXT2FS)
+        else()
+            _photon_switch_off(EXTFS "libext2fs (pkg-config ext2fs)" "libext2fs-dev")
         endif()
     endif()
 endif()

@@ -17,10 +17,13 @@ install(TARGETS photon EXPORT photonTargets
     LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
-# The FUSE adaptor's headers only where its code was built.
+# The FUSE adaptor's and extfs' headers only where their code was built.
 set(_photon_header_excludes "")
 if(NOT PHOTON_HAVE_FUSE)
     set(_photon_header_excludes PATTERN "fuse_adaptor.h" EXCLUDE PATTERN "fuse-adaptor.h" EXCLUDE)
+endif()
+if(NOT PHOTON_HAVE_EXTFS)  # likewise extfs, built only with libext2fs
+    list(APPEND _photon_header_excludes PATTERN "extfs" EXCLUDE)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/photon"
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
@@ -68,7 +71,7 @@ endif()
 set(_photon_pc_requires "")
 set(_photon_pc_libs "")
 set(_photon_pc_cflags "")
-foreach(_part URING LIBAIO TLS CURL FUSE)
+foreach(_part URING LIBAIO TLS CURL FUSE EXTFS)
     if(PHOTON_HAVE_${_part})
         string(APPEND _photon_pc_cflags " -DPHOTON_HAVE_${_part}=1")
     endif()
@@ -87,6 +90,9 @@ if(PHOTON_HAVE_CURL)
 endif()
 if(PHOTON_HAVE_FUSE)
     list(APPEND _photon_pc_requires fuse3)
+endif()
+if(PHOTON_HAVE_EXTFS)
+    list(APPEND _photon_pc_requires ext2fs)
 endif()
 if(PHOTON_SANITIZE)
     string(APPEND _photon_pc_libs " -fsanitize=${PHOTON_SANITIZE}")
