@@ -44,6 +44,10 @@ ext_filesystem* ext_filesystem::mount(IFile* file, uint32_t buffer_size, uint32_
         LOG_ERRNO_RETURN(0, nullptr, "extfs: no ext file system could be opened (libext2fs `)",
                          err);
     }
+    if (ext2fs_has_feature_journal_needs_recovery(efs->fs_->super)) {
+        // libext2fs does not replay journals: writing now would lose or mix updates.
+        LOG_ERROR_RETURN(EUCLEAN, nullptr, "extfs: the journal needs recovery: e2fsck first");
+    }
     err = ext2fs_read_bitmaps(efs->fs_);
     if (err) {
         errno = to_errno(err);

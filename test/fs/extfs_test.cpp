@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdio.h>
@@ -517,6 +518,35 @@ TEST_F(ExtFs, AnUnlinkedOpenFileLivesUntilClosed) {
     unmount();
     skip_without_tools();
     expect_fsck_clean();
+}
+
+// A read-only image (say over HTTP): reads work, writes fail, nothing is written.
+TEST_F(ExtFs, AReadOnlyFileServesReads) {
+    make();
+    mount(false);
+    ASSERT_EQ(0, fs_->mkdir("/d", 0755));
+    std::string data = pattern(50000, 3);
+    write_file("/d/f", data);
+    unmount();
+    struct stat before, after;
+    ASSERT_EQ(0, ::stat(image_.c_str(), &before));
+    file_.reset(open_localfile_adaptor(image_.c_str(), O_RDONLY));
+    ASSERT_TRUE(file_);
+    for (bool buffer : {false, true}) {
+        fs_.reset(new_extfs(file_.get(), buffer));
+        ASSERT_TRUE(fs_);
+        EXPECT_TRUE(read_file("/d/f") == data);
+        std::unique_ptr<photon::fs::DIR> d(fs_->opendir("/d"));
+        ASSERT_TRUE(d);
+        std::unique_ptr<IFile> f(fs_->open("/d/g", O_CREAT | O_RDWR, 0644));
+        EXPECT_FALSE(f && f->pwrite("x", 1, 0) == 1 && fs_->syncfs() == 0);
+        f.reset();
+        d.reset();
+        fs_.reset();
+    }
+    ASSERT_EQ(0, ::stat(image_.c_str(), &after));
+    EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
+    EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
 }
 
 TEST_F(ExtFs, EightCoroutinesWriteDifferentFilesAtOnce) {
