@@ -37,7 +37,8 @@ install(EXPORT photonTargets
 configure_package_config_file(
     "${CMAKE_CURRENT_LIST_DIR}/photonConfig.cmake.in"
     "${PROJECT_BINARY_DIR}/photonConfig.cmake"
-    INSTALL_DESTINATION "${PHOTON_INSTALL_CMAKEDIR}")
+    INSTALL_DESTINATION "${PHOTON_INSTALL_CMAKEDIR}"
+    PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
 # 0.x: a minor version bump may break the API.
 write_basic_package_version_file(
     "${PROJECT_BINARY_DIR}/photonConfigVersion.cmake"
@@ -90,6 +91,9 @@ if(PHOTON_HAVE_CURL)
 endif()
 if(PHOTON_HAVE_FUSE)
     list(APPEND _photon_pc_requires fuse3)
+endif()
+if(PHOTON_HAVE_ZLIB)
+    list(APPEND _photon_pc_requires zlib)
 endif()
 if(PHOTON_HAVE_EXTFS)
     list(APPEND _photon_pc_requires ext2fs)

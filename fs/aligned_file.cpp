@@ -12,6 +12,7 @@
 #include <photon/common/alog.h>
 #include <photon/common/utility.h>
 #include <photon/fs/aligned-file.h>
+#include <photon/fs/forwardfs.h>
 #include <photon/thread/thread.h>
 
 namespace photon {
@@ -35,38 +36,63 @@ size_t iov_sum(const iovec* iov, int cnt) {
     return n;
 }
 
-class aligned_file : public IFile {
+// Forwards every call it does not change (fiemap, vioctl, fallocate, ...);
+// close() of a file it does not own leaves that file open for its owner.
+class aligned_file : public ForwardFile_Ownership, public IFileXAttr {
 public:
-    aligned_file(IFile* f, uint32_t a, bool mem, bool own) : f_(f), a_(a), mem_(mem), own_(own) {}
-    ~aligned_file() override {
-        if (own_) delete f_;
-    }
-    IFileSystem* filesystem() override { return f_->filesystem(); }
-    int close() override { return f_->close(); }
+    aligned_file(IFile* f, uint32_t a, bool mem, bool own)
+        : ForwardFile_Ownership(f, own), a_(a), mem_(mem) {}
 
     ssize_t pread(void* buf, size_t n, off_t off) override;
     ssize_t pwrite(const void* buf, size_t n, off_t off) override;
     ssize_t preadv(const iovec* iov, int cnt, off_t off) override;
     ssize_t pwritev(const iovec* iov, int cnt, off_t off) override;
+    // The vector and flag forms come here too, or they would bypass alignment.
+    ssize_t preadv_mutable(iovec* iov, int cnt, off_t off) override {
+        return preadv(iov, cnt, off);
+    }
+    ssize_t pwritev_mutable(iovec* iov, int cnt, off_t off) override {
+        return pwritev(iov, cnt, off);
+    }
+    ssize_t preadv2(const iovec* iov, int cnt, off_t off, int flags) override {
+        return flags ? (errno = EOPNOTSUPP, -1) : preadv(iov, cnt, off);
+    }
+    ssize_t pwritev2(const iovec* iov, int cnt, off_t off, int flags) override {
+        return flags ? (errno = EOPNOTSUPP, -1) : pwritev(iov, cnt, off);
+    }
+    ssize_t preadv2_mutable(iovec* iov, int cnt, off_t off, int flags) override {
+        return preadv2(iov, cnt, off, flags);
+    }
+    ssize_t pwritev2_mutable(iovec* iov, int cnt, off_t off, int flags) override {
+        return pwritev2(iov, cnt, off, flags);
+    }
 
     ssize_t read(void* buf, size_t n) override { return advance(pread(buf, n, pos_)); }
     ssize_t write(const void* buf, size_t n) override { return advance(pwrite(buf, n, pos_)); }
     ssize_t readv(const iovec* iov, int cnt) override { return advance(preadv(iov, cnt, pos_)); }
     ssize_t writev(const iovec* iov, int cnt) override { return advance(pwritev(iov, cnt, pos_)); }
+    ssize_t readv_mutable(iovec* iov, int cnt) override { return readv(iov, cnt); }
+    ssize_t writev_mutable(iovec* iov, int cnt) override { return writev(iov, cnt); }
     off_t lseek(off_t off, int whence) override;
+    // An append lands at an unaligned end; not supported through the adaptor.
+    ssize_t do_appendv(const iovec*, int, off_t*, off_t*) override { return errno = ENOSYS, -1; }
 
-    int fsync() override { return f_->fsync(); }
-    int fdatasync() override { return f_->fdatasync(); }
-    int fchmod(mode_t m) override { return f_->fchmod(m); }
-    int fchown(uid_t u, gid_t g) override { return f_->fchown(u, g); }
-    int fstat(struct stat* st) override { return f_->fstat(st); }
-    int ftruncate(off_t n) override { return f_->ftruncate(n); }
-    int fadvise(off_t o, off_t n, int adv) override { return f_->fadvise(o, n, adv); }
-    int sync_file_range(off_t o, off_t n, unsigned fl) override {
-        return f_->sync_file_range(o, n, fl);
+    ssize_t fgetxattr(const char* name, void* value, size_t size) override {
+        auto x = xattr();
+        return x ? x->fgetxattr(name, value, size) : -1;
     }
-    int fallocate(int mode, off_t o, off_t n) override { return f_->fallocate(mode, o, n); }
-    Object* get_underlay_object(int) override { return f_; }
+    ssize_t flistxattr(char* list, size_t size) override {
+        auto x = xattr();
+        return x ? x->flistxattr(list, size) : -1;
+    }
+    int fsetxattr(const char* name, const void* value, size_t size, int flags) override {
+        auto x = xattr();
+        return x ? x->fsetxattr(name, value, size, flags) : -1;
+    }
+    int fremovexattr(const char* name) override {
+        auto x = xattr();
+        return x ? x->fremovexattr(name) : -1;
+    }
 
 private:
     bool aligned(uint64_t x) const { return (x & (a_ - 1)) == 0; }
@@ -79,21 +105,25 @@ private:
     }
     ssize_t read_block(char* dst, off_t off);
     ssize_t patch_and_write(const void* buf, size_t n, off_t off);
+    IFileXAttr* xattr() {
+        auto x = dynamic_cast<IFileXAttr*>(m_file);
+        if (!x) errno = ENOTSUP;
+        return x;
+    }
 
-    IFile* f_;
     uint32_t a_;
-    bool mem_, own_;
+    bool mem_;
     rwlock wlock_;
     off_t pos_ = 0;
 };
 
 ssize_t aligned_file::pread(void* buf, size_t n, off_t off) {
     if (off < 0) return errno = EINVAL, -1;
-    if (io_aligned(buf, n, off)) return f_->pread(buf, n, off);
+    if (io_aligned(buf, n, off)) return m_file->pread(buf, n, off);
     off_t lo = align_down(off, a_), hi = align_up(off + (off_t)n, a_);
     auto bounce = alloc_aligned(a_, hi - lo);
     if (!bounce) LOG_ERROR_RETURN(ENOMEM, -1, "aligned file: no bounce buffer of ", hi - lo);
-    ssize_t r = f_->pread(bounce.get(), hi - lo, lo);
+    ssize_t r = m_file->pread(bounce.get(), hi - lo, lo);
     if (r < 0) return -1;
     ssize_t avail = r - (off - lo);
     if (avail <= 0) return 0;
@@ -104,7 +134,7 @@ ssize_t aligned_file::pread(void* buf, size_t n, off_t off) {
 
 // One aligned block at off into dst, zero-filled past the end of the file.
 ssize_t aligned_file::read_block(char* dst, off_t off) {
-    ssize_t r = f_->pread(dst, a_, off);
+    ssize_t r = m_file->pread(dst, a_, off);
     if (r < 0) return -1;
     memset(dst + r, 0, a_ - r);
     return r;
@@ -115,7 +145,7 @@ ssize_t aligned_file::pwrite(const void* buf, size_t n, off_t off) {
     if (io_aligned(buf, n, off)) {
         wlock_.lock(RLOCK);
         DEFER(wlock_.unlock());
-        return f_->pwrite(buf, n, off);
+        return m_file->pwrite(buf, n, off);
     }
     wlock_.lock(WLOCK);
     DEFER(wlock_.unlock());
@@ -124,7 +154,7 @@ ssize_t aligned_file::pwrite(const void* buf, size_t n, off_t off) {
 
 ssize_t aligned_file::patch_and_write(const void* buf, size_t n, off_t off) {
     struct stat st;
-    if (f_->fstat(&st) < 0) return -1;
+    if (m_file->fstat(&st) < 0) return -1;
     off_t end = off + (off_t)n, lo = align_down(off, a_), hi = align_up(end, a_);
     auto bounce = alloc_aligned(a_, hi - lo);
     if (!bounce) LOG_ERROR_RETURN(ENOMEM, -1, "aligned file: no bounce buffer of ", hi - lo);
@@ -133,11 +163,11 @@ ssize_t aligned_file::patch_and_write(const void* buf, size_t n, off_t off) {
     if (end != hi && (hi - a_ != lo || off == lo) && read_block(b + (hi - lo - a_), hi - a_) < 0)
         return -1;
     memcpy(b + (off - lo), buf, n);
-    ssize_t w = f_->pwrite(b, hi - lo, lo);
+    ssize_t w = m_file->pwrite(b, hi - lo, lo);
     if (w < 0) return -1;
     // The range may have extended the file past its true new end.
     off_t size = std::max((off_t)st.st_size, end);
-    if (hi > size && lo + w > size && f_->ftruncate(size) < 0) return -1;
+    if (hi > size && lo + w > size && m_file->ftruncate(size) < 0) return -1;
     ssize_t mine = std::min((ssize_t)n, w - (off - lo));
     return mine > 0 ? mine : (n ? (errno = EIO, -1) : 0);
 }
@@ -145,7 +175,7 @@ ssize_t aligned_file::patch_and_write(const void* buf, size_t n, off_t off) {
 ssize_t aligned_file::preadv(const iovec* iov, int cnt, off_t off) {
     bool ok = true;
     for (int i = 0; i < cnt && ok; i++) ok = io_aligned(iov[i].iov_base, iov[i].iov_len, 0);
-    if (ok && aligned(off)) return f_->preadv(iov, cnt, off);
+    if (ok && aligned(off)) return m_file->preadv(iov, cnt, off);
     size_t n = iov_sum(iov, cnt);
     auto bounce = alloc_aligned(a_, n);
     if (!bounce) LOG_ERROR_RETURN(ENOMEM, -1, "aligned file: no bounce buffer of ", n);
@@ -178,7 +208,7 @@ off_t aligned_file::lseek(off_t off, int whence) {
         base = pos_;
     } else if (whence == SEEK_END) {
         struct stat st;
-        if (f_->fstat(&st) < 0) return -1;
+        if (m_file->fstat(&st) < 0) return -1;
         base = st.st_size;
     } else if (whence != SEEK_SET) {
         return errno = EINVAL, -1;
@@ -187,46 +217,58 @@ off_t aligned_file::lseek(off_t off, int whence) {
     return pos_ = base + off;
 }
 
-class aligned_fs : public IFileSystem {
+// Wraps every file it opens; every other call goes through unchanged.
+class aligned_fs : public ForwardFS_Ownership, public IFileSystemXAttr {
 public:
     aligned_fs(IFileSystem* fs, uint32_t a, bool mem, bool own)
-        : fs_(fs), a_(a), mem_(mem), own_(own) {}
-    ~aligned_fs() override {
-        if (own_) delete fs_;
+        : ForwardFS_Ownership(fs, own), a_(a), mem_(mem) {}
+    IFile* open(const char* p, int fl) override { return wrap(m_fs->open(p, fl)); }
+    IFile* open(const char* p, int fl, mode_t m) override { return wrap(m_fs->open(p, fl, m)); }
+    IFile* creat(const char* p, mode_t m) override { return wrap(m_fs->creat(p, m)); }
+
+    ssize_t getxattr(const char* p, const char* n, void* v, size_t sz) override {
+        auto x = xattr();
+        return x ? x->getxattr(p, n, v, sz) : -1;
     }
-    IFile* open(const char* p, int fl) override { return wrap(fs_->open(p, fl)); }
-    IFile* open(const char* p, int fl, mode_t m) override { return wrap(fs_->open(p, fl, m)); }
-    IFile* creat(const char* p, mode_t m) override { return wrap(fs_->creat(p, m)); }
-    int mkdir(const char* p, mode_t m) override { return fs_->mkdir(p, m); }
-    int rmdir(const char* p) override { return fs_->rmdir(p); }
-    int symlink(const char* o, const char* n) override { return fs_->symlink(o, n); }
-    ssize_t readlink(const char* p, char* b, size_t n) override { return fs_->readlink(p, b, n); }
-    int link(const char* o, const char* n) override { return fs_->link(o, n); }
-    int rename(const char* o, const char* n) override { return fs_->rename(o, n); }
-    int unlink(const char* p) override { return fs_->unlink(p); }
-    int chmod(const char* p, mode_t m) override { return fs_->chmod(p, m); }
-    int chown(const char* p, uid_t u, gid_t g) override { return fs_->chown(p, u, g); }
-    int lchown(const char* p, uid_t u, gid_t g) override { return fs_->lchown(p, u, g); }
-    int statfs(const char* p, struct statfs* b) override { return fs_->statfs(p, b); }
-    int statvfs(const char* p, struct statvfs* b) override { return fs_->statvfs(p, b); }
-    int stat(const char* p, struct stat* b) override { return fs_->stat(p, b); }
-    int lstat(const char* p, struct stat* b) override { return fs_->lstat(p, b); }
-    int access(const char* p, int m) override { return fs_->access(p, m); }
-    int truncate(const char* p, off_t n) override { return fs_->truncate(p, n); }
-    int utime(const char* p, const struct utimbuf* t) override { return fs_->utime(p, t); }
-    int utimes(const char* p, const struct timeval t[2]) override { return fs_->utimes(p, t); }
-    int lutimes(const char* p, const struct timeval t[2]) override { return fs_->lutimes(p, t); }
-    int mknod(const char* p, mode_t m, dev_t d) override { return fs_->mknod(p, m, d); }
-    int syncfs() override { return fs_->syncfs(); }
-    DIR* opendir(const char* p) override { return fs_->opendir(p); }
-    Object* get_underlay_object(int) override { return fs_; }
+    ssize_t lgetxattr(const char* p, const char* n, void* v, size_t sz) override {
+        auto x = xattr();
+        return x ? x->lgetxattr(p, n, v, sz) : -1;
+    }
+    ssize_t listxattr(const char* p, char* l, size_t sz) override {
+        auto x = xattr();
+        return x ? x->listxattr(p, l, sz) : -1;
+    }
+    ssize_t llistxattr(const char* p, char* l, size_t sz) override {
+        auto x = xattr();
+        return x ? x->llistxattr(p, l, sz) : -1;
+    }
+    int setxattr(const char* p, const char* n, const void* v, size_t sz, int fl) override {
+        auto x = xattr();
+        return x ? x->setxattr(p, n, v, sz, fl) : -1;
+    }
+    int lsetxattr(const char* p, const char* n, const void* v, size_t sz, int fl) override {
+        auto x = xattr();
+        return x ? x->lsetxattr(p, n, v, sz, fl) : -1;
+    }
+    int removexattr(const char* p, const char* n) override {
+        auto x = xattr();
+        return x ? x->removexattr(p, n) : -1;
+    }
+    int lremovexattr(const char* p, const char* n) override {
+        auto x = xattr();
+        return x ? x->lremovexattr(p, n) : -1;
+    }
 
 private:
     IFile* wrap(IFile* f) { return f ? new aligned_file(f, a_, mem_, true) : nullptr; }
+    IFileSystemXAttr* xattr() {
+        auto x = dynamic_cast<IFileSystemXAttr*>(m_fs);
+        if (!x) errno = ENOTSUP;
+        return x;
+    }
 
-    IFileSystem* fs_;
     uint32_t a_;
-    bool mem_, own_;
+    bool mem_;
 };
 
 bool power_of_two(uint32_t a) { return a && (a & (a - 1)) == 0; }

@@ -3,6 +3,7 @@
 // on; each call then runs in a coroutine of its own. An export holds what it
 // wraps through a shared_ptr that every queued call copies, so the wrapped
 // object goes only after the last of them, and always on the serving vCPU.
+#include <dirent.h>
 #include <deque>
 #include <functional>
 #include <memory>

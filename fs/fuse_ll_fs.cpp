@@ -1,5 +1,6 @@
 #include "fuse_ll_fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/time.h>

@@ -1,6 +1,7 @@
 // get_fuse_xmp_oper(): libfuse's path-based operations over the file system
 // of set_fuse_fs(). Open files and directories live in fi->fh. Each returns
 // 0 or a count, or -errno, as libfuse wants; the file system may yield.
+#include <dirent.h>
 #include <sys/time.h>
 #include <unistd.h>
 

@@ -3,10 +3,13 @@
 // Metadata calls are plain syscalls: they rarely wait on the device.
 #include "local_file.h"
 
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <photon/common/alog.h>
+#include <photon/fs/fiemap.h>
 #include <photon/fs/localfs.h>
 #include <photon/io/aio-wrapper.h>
 #include <photon/io/iouring-wrapper.h>
@@ -164,6 +167,9 @@ public:
     int fallocate(int mode, off_t off, off_t len) override {
         return ::fallocate(fd_, mode, off, len);
     }
+    // photon::fs::fiemap has the kernel's layout (fiemap.h), so it goes as it is.
+    static_assert(sizeof(struct fiemap) == 32, "the kernel's struct fiemap header");
+    int fiemap(struct fiemap* map) override { return ::ioctl(fd_, FS_IOC_FIEMAP, map); }
 
     ssize_t fgetxattr(const char* name, void* value, size_t size) override {
         return ::fgetxattr(fd_, name, value, size);

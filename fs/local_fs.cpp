@@ -1,5 +1,6 @@
 // The local file system: metadata calls are plain syscalls; open() hands the
 // fd to a local file of the chosen I/O engine.
+#include <dirent.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 

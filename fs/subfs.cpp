@@ -5,6 +5,7 @@
 // openat2's RESOLVE_IN_ROOT does. The underlay then gets a path without
 // symlinks, except a last component that the operation itself does not
 // follow (unlink, lstat, rename...).
+#include <dirent.h>
 #include <climits>
 #include <cstring>
 #include <deque>

@@ -1,5 +1,6 @@
 // httpfs (httpfs.h): the file system, which turns paths into URLs and makes
 // files, and the four factories. Both forms share http_file.
+#include <dirent.h>
 #include <fcntl.h>
 
 #include <cstring>

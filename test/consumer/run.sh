@@ -76,6 +76,9 @@ run_consumer() {  # run_consumer <build dir> <what>
     local exe="$1/photon_consumer"
     [ -x "$exe" ] || exe="$1/Release/photon_consumer"  # multi-config generators
     run_bounded "$exe" || fail "photon_consumer ($2) exited with $?"
+    exe="$1/photon_glue_consumer"
+    [ -x "$exe" ] || exe="$1/Release/photon_glue_consumer"
+    run_bounded "$exe" || fail "photon_glue_consumer ($2) exited with $?"
 }
 
 run_bounded() {  # a hung consumer must not eat the ctest timeout (124 = timed out)

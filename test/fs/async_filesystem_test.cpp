@@ -2,6 +2,7 @@
 // other coroutines keep running), the async adaptors wait for a `done` that
 // comes from another OS thread, on a vCPU or on a plain thread; results,
 // errno and xattrs come through.
+#include <dirent.h>
 #include <photon/fs/async_filesystem.h>
 
 #include <unistd.h>

@@ -1,6 +1,7 @@
 // exportfs.h: plain OS threads (and coroutines, on the serving vCPU or not)
 // use a photon file system through its exports; calls while nothing serves
 // fail at once; deleting an export waits for its running calls.
+#include <dirent.h>
 #include <photon/fs/exportfs.h>
 
 #include <gtest/gtest.h>

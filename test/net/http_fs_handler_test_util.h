@@ -4,6 +4,7 @@
 // stream, the request loop and its client, the served tree and FsHandler.
 #pragma once
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>

@@ -47,6 +47,9 @@ public:
     bool expired() const { return m_expiration <= clock(); }
     uint64_t expiration() const { return m_expiration; }
     uint64_t expiration(uint64_t x) { return m_expiration = x; }
+    // PhotonLibOS 0.6's names for expiration(), still used by its programs.
+    uint64_t expire() const { return m_expiration; }
+    uint64_t expire(uint64_t x) { return m_expiration = x; }
     Timeout& operator=(uint64_t x) {
         timeout(x);
         return *this;
@@ -88,3 +91,10 @@ protected:
 };
 
 }  // namespace photon
+
+// PhotonLibOS 0.6 declared Timeout in the global namespace; its programs still name it so.
+// The same type, so code that also says `using namespace photon` is not ambiguous.
+// Define PHOTON_NO_GLOBAL_TIMEOUT where a program has a ::Timeout of its own.
+#ifndef PHOTON_NO_GLOBAL_TIMEOUT
+using Timeout = photon::Timeout;
+#endif

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <string>  // PhotonLibOS 0.6's utility.h brought it; its programs rely on that
 #include <type_traits>
 #include <utility>
 

@@ -6,7 +6,6 @@
 // returns; deleting an IFile closes it.
 #pragma once
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -34,6 +33,10 @@
         errno = ENOSYS;             \
         return nullptr;             \
     }
+
+// Declared, not included: <dirent.h>'s ::DIR would make `DIR` ambiguous for
+// code that says `using namespace photon::fs` (include it to read entries).
+struct dirent;
 
 #ifndef ECHECKSUM
 #define ECHECKSUM EUCLEAN

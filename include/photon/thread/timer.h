@@ -15,6 +15,7 @@
 #include <cinttypes>
 #include <cstdint>
 
+#include <photon/common/alog.h>  // PhotonLibOS's timer.h brings it; its programs rely on that
 #include <photon/common/callback.h>
 #include <photon/thread/thread.h>
 
