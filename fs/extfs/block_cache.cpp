@@ -115,6 +115,13 @@ ssize_t block_cache::pwrite(const void* buf, size_t count, off_t offset) {
     return done;
 }
 
+bool block_cache::dirty() const {
+    for (auto& b : lru_) {
+        if (b.dirty_lo < b.dirty_hi) return true;
+    }
+    return false;
+}
+
 int block_cache::flush() {
     for (auto& b : lru_) {
         if (write_back(&b) < 0) return -1;

@@ -31,6 +31,7 @@ public:
     ssize_t pwrite(const void* buf, size_t count, off_t offset);
     // Writes every dirty block back (no fdatasync). 0, or -1 and errno.
     int flush();
+    bool dirty() const;
 
 private:
     struct block {

@@ -24,6 +24,8 @@ struct channel_data {
 
 channel_data* data_of(io_channel ch) { return static_cast<channel_data*>(ch->private_data); }
 
+errcode_t io_flush(io_channel ch);
+
 errcode_t io_open(const char* name, int flags, io_channel* channel) {
     const channel_target* target = nullptr;
     if (!name || strncmp(name, kPrefix, sizeof(kPrefix) - 1) ||
@@ -54,10 +56,15 @@ errcode_t io_open(const char* name, int flags, io_channel* channel) {
 
 errcode_t io_close(io_channel ch) {
     if (--ch->refcount > 0) return 0;
-    delete data_of(ch);
+    // Data blocks overwritten in place dirty no metadata, so ext2fs_close may
+    // not flush: what the cache holds goes out here.
+    auto* d = data_of(ch);
+    errcode_t err = 0;
+    if (d->cache && d->cache->dirty()) err = io_flush(ch);
+    delete d;
     ext2fs_free_mem(&ch->name);
     ext2fs_free_mem(&ch);
-    return 0;
+    return err;
 }
 
 errcode_t io_set_blksize(io_channel ch, int blksize) {

@@ -520,6 +520,20 @@ TEST_F(ExtFs, AnUnlinkedOpenFileLivesUntilClosed) {
     expect_fsck_clean();
 }
 
+// Overwriting blocks in place dirties no metadata; the cache still reaches the image.
+TEST_F(ExtFs, OverwritesInTheCacheReachTheImageAtUnmount) {
+    make();
+    mount(false);
+    write_file("/f", pattern(300000, 1));
+    unmount();
+    mount(true);
+    std::string data = pattern(300000, 2);
+    write_file("/f", data);
+    unmount();
+    mount(false);
+    EXPECT_TRUE(read_file("/f") == data);
+}
+
 // A read-only image (say over HTTP): reads work, writes fail, nothing is written.
 TEST_F(ExtFs, AReadOnlyFileServesReads) {
     make();
