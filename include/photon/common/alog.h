@@ -47,6 +47,7 @@
 #include <photon/common/utility.h>
 #if __has_include(<photon/common/conststr.h>)
 #include <photon/common/conststr.h>
+#include <photon/common/detail/std17.h>
 #endif
 
 #define ALOG_DEBUG 0
@@ -350,19 +351,20 @@ public:
 
     template <typename... Ts>
     LogBuffer& printf(const Ts&... xs) {
-        ((*this << xs), ...);
+        PHOTON_EXPAND_PACK(*this << xs);
         return *this;
     }
 
     // char prints as a character, bool as 1/0, other integers in decimal.
-    template <typename T, ENABLE_IF(std::is_integral<T>::value)>
+    template <typename T, ENABLE_IF(std::is_same<T, char>::value)>
+    LogBuffer& operator<<(T c) {
+        put(c);
+        return *this;
+    }
+    template <typename T, ENABLE_IF(std::is_integral<T>::value && !std::is_same<T, char>::value)>
     LogBuffer& operator<<(T x) {
-        if constexpr (std::is_same<T, char>::value) {
-            put(x);
-        } else {
-            bool negative = std::is_signed<T>::value && (int64_t)x < 0;
-            put_integer(negative ? 0 - (uint64_t)(int64_t)x : (uint64_t)x, negative, 10, 0, ' ');
-        }
+        bool negative = std::is_signed<T>::value && (int64_t)x < 0;
+        put_integer(negative ? 0 - (uint64_t)(int64_t)x : (uint64_t)x, negative, 10, 0, ' ');
         return *this;
     }
     template <typename T, ENABLE_IF(std::is_enum<T>::value)>
@@ -378,13 +380,17 @@ public:
     // 16 hex digits.
     template <typename T>
     LogBuffer& operator<<(T* p) {
-        if constexpr (std::is_same<typename std::remove_cv<T>::type, char>::value) {
-            const char* s = (const char*)p;
-            s ? put(s, std::strlen(s)) : put("(null)", 6);
-        } else {
-            put_integer(reinterpret_cast<uintptr_t>(p), false, 16, 16, '0');
-        }
+        put_pointer(p, std::is_same<typename std::remove_cv<T>::type, char>());
         return *this;
+    }
+    template <typename T>
+    void put_pointer(T* p, std::true_type /* a C string */) {
+        const char* s = (const char*)p;
+        s ? put(s, std::strlen(s)) : put("(null)", 6);
+    }
+    template <typename T>
+    void put_pointer(T* p, std::false_type) {
+        put_integer(reinterpret_cast<uintptr_t>(p), false, 16, 16, '0');
     }
     LogBuffer& operator<<(std::nullptr_t) { return *this << static_cast<const void*>(nullptr); }
     LogBuffer& operator<<(const ALogString& s) {
@@ -394,7 +400,7 @@ public:
     // Each element in turn.
     template <typename... Ts>
     LogBuffer& operator<<(const std::tuple<Ts...>& t) {
-        std::apply([this](const Ts&... xs) { printf(xs...); }, t);
+        photon::detail::apply([this](const Ts&... xs) { printf(xs...); }, t);
         return *this;
     }
     LogBuffer& operator<<(const FP& x);
@@ -505,7 +511,7 @@ struct alog_line {
         LogBuffer buf;
         begin(buf, level, file, line, func);
         buf << always;
-        (put_arg(buf, fmt, xs), ...);
+        PHOTON_EXPAND_PACK(put_arg(buf, fmt, xs));
         if (fmt) put_format(buf, fmt, true);
         finish(buf, out, level);
         errno = saved_errno;
@@ -520,7 +526,7 @@ struct alog_line {
         LogBuffer buf;
         begin(buf, level, file, line, func);
         buf << always;
-        ((buf << xs), ...);
+        PHOTON_EXPAND_PACK(buf << xs);
         finish(buf, out, level);
         errno = saved_errno;
     }

@@ -26,13 +26,13 @@
 #include <cassert>
 #include <cerrno>
 #include <cinttypes>
-#include <optional>
 #include <sys/types.h>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include <photon/common/callback.h>
+#include <photon/common/detail/std17.h>
 #include <photon/common/object.h>
 #include <photon/thread/awaiter.h>
 #include <photon/thread/thread11.h>
@@ -240,7 +240,7 @@ public:
     }
 
 protected:
-    std::optional<photon::Awaiter<photon::AutoContext>> waiter;
+    photon::detail::maybe<photon::Awaiter<photon::AutoContext>> waiter;  // std::optional's job
     AsyncResult<R> result;
     bool gotit = false;
 

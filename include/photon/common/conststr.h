@@ -172,6 +172,17 @@ struct Accumulate {
     constexpr static T size() { return sizeof...(xs); }
 };
 
+// Before C++17 (no inline variables) an odr-used static constexpr member, such as an array
+// indexed at run time, needs a definition; these class templates' are here.
+#if __cplusplus < 201703L
+template <char... str>
+constexpr const char TString<str...>::chars[sizeof...(str) + 1];
+template <char... str>
+constexpr const size_t TString<str...>::len;
+template <typename T, T... xs>
+constexpr T Accumulate<T, xs...>::arr[sizeof...(xs)];
+#endif
+
 template <typename T, T x, T... xs>
 constexpr decltype(auto) accumulate_helper(TList<T, x, xs...>) {
     return typename decltype(accumulate_helper(TList<T, xs...>{}))::template Prepend<x>{};
@@ -225,6 +236,13 @@ struct TStrArray {
         return _join_tstring<SP>(Tss()...);
     }
 };
+
+#if __cplusplus < 201703L
+template <typename... Tss>
+constexpr size_t TStrArray<Tss...>::size;
+template <typename... Tss>
+constexpr std::string_view TStrArray<Tss...>::views[sizeof...(Tss)];
+#endif
 
 template <typename... Tss>
 constexpr decltype(auto) make_tstring_array(Tss...) {
@@ -307,7 +325,9 @@ struct EnumStr : public Split {
 
     constexpr static decltype(auto) arr() { return typename Split::Array{}; }
 
-    constexpr static int16_t off(int i) { return Split::Array::offset.arr[i]; }
+    constexpr static int16_t off(int i) {
+        return std::decay_t<decltype(Split::Array::offset)>::arr[i];  // offset is empty
+    }
 
     constexpr static const char* base() { return Split::Array::whole().chars; }
 

@@ -45,6 +45,7 @@
 
 #include <photon/common/PMF.h>
 #include <photon/common/callback.h>
+#include <photon/common/detail/std17.h>
 
 namespace photon {
 
@@ -369,15 +370,18 @@ namespace detail {
 
 // The object a SelfRef member returned, as the bound type T.
 template <typename T, typename R>
+void* delegate_self_as(std::true_type /* a pointer */, R&& r) {
+    return to_void(static_cast<T*>(r));
+}
+template <typename T, typename R>
+void* delegate_self_as(std::false_type /* a reference */, R&& r) {
+    static_assert(std::is_lvalue_reference<R>::value,
+                  "a SelfRef member must return a reference or pointer to its object");
+    return to_void(static_cast<T*>(std::addressof(r)));
+}
+template <typename T, typename R>
 void* delegate_self(R&& r) {
-    using U = std::remove_reference_t<R>;
-    if constexpr (std::is_pointer<U>::value) {
-        return to_void(static_cast<T*>(r));
-    } else {
-        static_assert(std::is_lvalue_reference<R>::value,
-                      "a SelfRef member must return a reference or pointer to its object");
-        return to_void(static_cast<T*>(std::addressof(r)));
-    }
+    return delegate_self_as<T>(std::is_pointer<std::remove_reference_t<R>>(), std::forward<R>(r));
 }
 
 }  // namespace detail
@@ -399,43 +403,51 @@ protected:
     template <typename T, typename = void>
     struct callable_on : std::false_type {};
     template <typename T>
-    struct callable_on<
-        T, std::void_t<decltype(Dispatch::__dlg_call(std::declval<T*>(), std::declval<Args>()...))>>
-        : std::true_type {};
+    struct callable_on<T, detail::void_t<decltype(Dispatch::__dlg_call(
+                              std::declval<T*>(), std::declval<Args>()...))>> : std::true_type {};
 
     template <typename T>
-    static constexpr fn_type thunk_for() {
-        if constexpr (callable_on<T>::value) {
-            return &__thunk<T>;
-        } else {
-            return nullptr;
-        }
+    static constexpr fn_type thunk_for(std::true_type /* callable_on<T> */) {
+        return &__thunk<T>;
+    }
+    template <typename T>
+    static constexpr fn_type thunk_for(std::false_type) {
+        return nullptr;
     }
 
     template <typename T>
     static fn_ret __thunk(void* obj, Args... args) {
-        T* p = static_cast<T*>(obj);
-        if constexpr (self_ref) {
-            return detail::delegate_self<T>(Dispatch::__dlg_call(p, std::forward<Args>(args)...));
-        } else {
-            return Dispatch::__dlg_call(p, std::forward<Args>(args)...);
-        }
+        return __thunk_call(std::integral_constant<bool, self_ref>(), static_cast<T*>(obj),
+                            std::forward<Args>(args)...);
+    }
+    template <typename T>
+    static void* __thunk_call(std::true_type /* self_ref */, T* p, Args&&... args) {
+        return detail::delegate_self<T>(Dispatch::__dlg_call(p, std::forward<Args>(args)...));
+    }
+    template <typename T>
+    static Rt __thunk_call(std::false_type, T* p, Args&&... args) {
+        return Dispatch::__dlg_call(p, std::forward<Args>(args)...);
     }
 
     // Unbound: Rt{}, nothing, or (SelfRef) a facade with no object.
-    __result __fire(Args... args) {
+    using __fire_kind =
+        std::integral_constant<int, self_ref ? 0 : (std::is_void<Rt>::value ? 1 : 2)>;
+    __result __fire(Args... args) { return __fire_as(__fire_kind(), std::forward<Args>(args)...); }
+    __result __fire_as(std::integral_constant<int, 0> /* SelfRef */, Args&&... args) {
         auto& self = static_cast<FacadeType&>(*this);
-        void* obj = DUtils::__get_obj(self);
-        if constexpr (self_ref) {
-            void* next = __funcptr ? __funcptr(obj, std::forward<Args>(args)...) : nullptr;
-            FacadeType ret = self;
-            DUtils::__set_obj(ret, next);
-            return ret;
-        } else if constexpr (std::is_void<Rt>::value) {
-            if (__funcptr) __funcptr(obj, std::forward<Args>(args)...);
-        } else {
-            return __funcptr ? __funcptr(obj, std::forward<Args>(args)...) : Rt{};
-        }
+        void* next =
+            __funcptr ? __funcptr(DUtils::__get_obj(self), std::forward<Args>(args)...) : nullptr;
+        FacadeType ret = self;
+        DUtils::__set_obj(ret, next);
+        return ret;
+    }
+    __result __fire_as(std::integral_constant<int, 1> /* void */, Args&&... args) {
+        auto& self = static_cast<FacadeType&>(*this);
+        if (__funcptr) __funcptr(DUtils::__get_obj(self), std::forward<Args>(args)...);
+    }
+    __result __fire_as(std::integral_constant<int, 2>, Args&&... args) {
+        auto& self = static_cast<FacadeType&>(*this);
+        return __funcptr ? __funcptr(DUtils::__get_obj(self), std::forward<Args>(args)...) : Rt{};
     }
 
 public:
@@ -445,7 +457,7 @@ public:
 
     // Binds to obj's member; left unbound if obj has none this signature can call.
     template <typename T, typename = std::enable_if_t<!std::is_base_of<delegate_slot, T>::value>>
-    delegate_slot(T& obj) : Parent(obj), __funcptr(thunk_for<T>()) {}
+    delegate_slot(T& obj) : Parent(obj), __funcptr(thunk_for<T>(callable_on<T>())) {}
 
     friend DUtils;
     template <typename T>

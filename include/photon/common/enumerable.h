@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <photon/common/detail/std17.h>
 #include <photon/common/utility.h>
 
 template <typename T>
@@ -48,7 +49,7 @@ struct Enumerable {
     }
 
     struct iterator {
-        using R = typename std::invoke_result<decltype(&T::get), T&>::type;
+        using R = photon::detail::invoke_result_t<decltype(&T::get), T&>;
         using iterator_category = std::input_iterator_tag;
         using value_type = typename std::decay<R>::type;
         using difference_type = std::ptrdiff_t;
@@ -59,12 +60,9 @@ struct Enumerable {
         explicit iterator(T* obj) : obj(obj && obj->valid() ? obj : nullptr) {}
 
         // The current item; at the end, R{} (a reference R must not be read there).
-        R operator*() {
-            if constexpr (std::is_reference<R>::value)
-                return obj->get();
-            else
-                return obj ? obj->get() : R{};
-        }
+        R operator*() { return get(std::is_reference<R>()); }
+        R get(std::true_type /* a reference */) { return obj->get(); }
+        R get(std::false_type) { return obj ? obj->get() : R{}; }
         bool operator==(const iterator& rhs) const { return obj == rhs.obj; }
         bool operator!=(const iterator& rhs) const { return !(*this == rhs); }
         iterator& operator++() {

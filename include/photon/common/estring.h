@@ -41,6 +41,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <photon/common/detail/std17.h>
 #include <photon/common/string_view.h>
 #include <photon/common/utility.h>
 
@@ -433,11 +434,10 @@ public:
     estring& append(uint64_t x);
     template <typename Int, ENABLE_IF(std::is_integral<Int>::value && !IS_SAME(Int, char))>
     estring& append(Int x) {
-        if constexpr (std::is_signed<Int>::value) {
-            if (x < 0) {
-                push_back('-');
-                return append(uint64_t(0) - (uint64_t)(int64_t)x);
-            }
+        // x < 0 is false for an unsigned Int (the int64_t cast keeps compilers quiet about it).
+        if (std::is_signed<Int>::value && (int64_t)x < 0) {
+            push_back('-');
+            return append(uint64_t(0) - (uint64_t)(int64_t)x);
         }
         return append((uint64_t)x);
     }
@@ -551,8 +551,8 @@ public:
 protected:
     template <typename... Ts, typename Mapper>
     static void enumerate(const CatList<Ts...>& cl, Mapper& m) {
-        std::apply([&](const auto&... item) { (m(item), ...); },
-                   static_cast<const std::tuple<Ts...>&>(cl));
+        photon::detail::apply([&](const auto&... item) { PHOTON_EXPAND_PACK(m(item)); },
+                              static_cast<const std::tuple<Ts...>&>(cl));
     }
 
     template <typename D>

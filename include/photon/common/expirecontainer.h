@@ -177,11 +177,12 @@ protected:
             : KeyedItem(key), payload(std::forward<Gs>(gs)...) {}
 
         Item* construct() const override {
-            if constexpr (std::is_default_constructible<std::tuple<Ts...>>::value)
-                return new Item(this->_key);
-            else
-                return nullptr;
+            return construct_as(std::is_default_constructible<std::tuple<Ts...>>());
         }
+        Item* construct_as(std::true_type /* default-constructible */) const {
+            return new Item(this->_key);
+        }
+        Item* construct_as(std::false_type) const { return nullptr; }
 
         // get_payload<0>() is the key; get_payload<i>() the i-th payload.
         template <size_t idx, typename = typename std::enable_if<(idx > 0)>::type>

@@ -94,21 +94,29 @@ inline size_t clamp_count(ptrdiff_t d, size_t capacity) {
 }
 
 template <typename T>
+void copy_in(T* dst, const T* src, size_t n, std::true_type /* trivially copyable */) {
+    if (n) memcpy((void*)dst, (const void*)src, n * sizeof(T));
+}
+template <typename T>
+void copy_in(T* dst, const T* src, size_t n, std::false_type) {
+    std::copy(src, src + n, dst);
+}
+template <typename T>
 void copy_in(T* dst, const T* src, size_t n) {
-    if constexpr (std::is_trivially_copyable<T>::value) {
-        if (n) memcpy((void*)dst, (const void*)src, n * sizeof(T));
-    } else {
-        std::copy(src, src + n, dst);
-    }
+    copy_in(dst, src, n, std::is_trivially_copyable<T>());
 }
 
 template <typename T>
+void move_out(T* dst, T* src, size_t n, std::true_type /* trivially copyable */) {
+    if (n) memcpy((void*)dst, (const void*)src, n * sizeof(T));
+}
+template <typename T>
+void move_out(T* dst, T* src, size_t n, std::false_type) {
+    std::move(src, src + n, dst);
+}
+template <typename T>
 void move_out(T* dst, T* src, size_t n) {
-    if constexpr (std::is_trivially_copyable<T>::value) {
-        if (n) memcpy((void*)dst, (const void*)src, n * sizeof(T));
-    } else {
-        std::move(src, src + n, dst);
-    }
+    move_out(dst, src, n, std::is_trivially_copyable<T>());
 }
 
 // Waiting for another OS thread to finish a step: spin a little, then give the CPU away, as

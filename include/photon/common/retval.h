@@ -31,22 +31,44 @@ struct reterr {
 
 // What a function returning T returns on failure.
 template <typename T>
+using signed_arithmetic =
+    std::integral_constant<bool, std::is_arithmetic<T>::value && std::is_signed<T>::value>;
+
+template <typename T>
+inline T failure_value_as(std::true_type /* signed arithmetic */) {
+    return T(-1);
+}
+template <typename T>
+inline T failure_value_as(std::false_type) {
+    return T{};
+}
+template <typename T>
 inline T failure_value() {
-    if constexpr (std::is_arithmetic<T>::value && std::is_signed<T>::value)
-        return T(-1);
-    else
-        return T{};
+    return failure_value_as<T>(signed_arithmetic<T>());
+}
+
+// 0: signed arithmetic, 1: another scalar, 2: anything else.
+template <typename T>
+using failure_kind =
+    std::integral_constant<int,
+                           signed_arithmetic<T>::value ? 0 : (std::is_scalar<T>::value ? 1 : 2)>;
+template <typename T>
+inline bool is_failure_as(const T& x, std::integral_constant<int, 0>) {
+    return unlikely(x < 0);
+}
+template <typename T>
+inline bool is_failure_as(const T& x, std::integral_constant<int, 1>) {
+    return unlikely(x == T{});
+}
+template <typename T>
+inline bool is_failure_as(const T&, std::integral_constant<int, 2>) {
+    return false;
 }
 
 // Whether x is T's failure value (see failure_value).
 template <typename T>
 inline bool is_failure(T x) {
-    if constexpr (std::is_arithmetic<T>::value && std::is_signed<T>::value)
-        return unlikely(x < 0);
-    else if constexpr (std::is_scalar<T>::value)
-        return unlikely(x == T{});
-    else
-        return false;
+    return is_failure_as(x, failure_kind<T>());
 }
 
 template <typename T>

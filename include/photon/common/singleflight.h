@@ -27,10 +27,10 @@
 #pragma once
 
 #include <atomic>
-#include <optional>
 #include <type_traits>
 #include <utility>
 
+#include <photon/common/detail/std17.h>
 #include <photon/thread/awaiter.h>
 #include <photon/thread/thread.h>
 
@@ -120,12 +120,12 @@ class SingleFlight {
 
     template <typename T>
     struct type_tag {
-        static constexpr char id = 0;
+        static constexpr char id = 0;  // its address tells T apart
     };
 
     template <typename T>
     static void copy_into(void* dst, const void* src) {
-        static_cast<std::optional<T>*>(dst)->emplace(*static_cast<const T*>(src));
+        static_cast<photon::detail::maybe<T>*>(dst)->emplace(*static_cast<const T*>(src));
     }
 
     // Ends the executor's run even if func throws (then with no result).
@@ -178,7 +178,7 @@ public:
             !std::is_reference<RetType>::value,
             "SingleFlight copies results to its waiters: return a value, not a reference");
         for (;;) {
-            std::optional<RetType> shared;
+            photon::detail::maybe<RetType> shared;
             WaitLink::Node node(&shared, &type_tag<RetType>::id, use_sem);
             if (wl.ready(node)) {
                 if (node.has_result) return std::move(*shared);
@@ -201,5 +201,11 @@ public:
         }
     }
 };
+
+// Its address is taken: before C++17 (no inline variables) it needs a definition.
+#if __cplusplus < 201703L
+template <typename T>
+constexpr char SingleFlight::type_tag<T>::id;
+#endif
 
 }  // namespace photon

@@ -1,11 +1,13 @@
 // tcb::span: a non-owning view of a contiguous sequence (C++20's std::span for
-// C++17), under the names PhotonLibOS vendors from Tristan Brindle's span:
+// C++14 and C++17), under the names PhotonLibOS vendors from Tristan Brindle's span:
 // tcb::span, tcb::dynamic_extent, tcb::byte, tcb::make_span, tcb::as_bytes,
 // tcb::as_writable_bytes, tcb::get, plus std::tuple_size / std::tuple_element
 // for fixed extents. Pure computation: any vCPU or thread, never yields.
 //
 // It stays its own type under C++20 (it converts to and from std::span through
 // their container constructors), so code written for Photon keeps one meaning.
+// Before C++17, as in tcb, tcb::byte is unsigned char (there is no std::byte) and
+// there are no deduction guides (write span<T>, or make_span).
 //
 // Contract checks. The configuration macros are tcb's:
 //   TCB_SPAN_THROW_ON_CONTRACT_VIOLATION   throw tcb::contract_violation_error
@@ -73,9 +75,13 @@ inline void contract_violation(const char* msg) { throw contract_violation_error
 
 namespace TCB_SPAN_NAMESPACE_NAME {
 
+#if __cplusplus >= 201703L
 using byte = std::byte;
-
 inline constexpr std::size_t dynamic_extent = SIZE_MAX;
+#else
+using byte = unsigned char;
+constexpr std::size_t dynamic_extent = SIZE_MAX;
+#endif
 
 template <typename ElementType, std::size_t Extent = dynamic_extent>
 class span;
@@ -112,11 +118,42 @@ struct is_std_array : std::false_type {};
 template <typename T, std::size_t N>
 struct is_std_array<std::array<T, N>> : std::true_type {};
 
+// std::size and std::data, which C++14 lacks.
+template <typename C>
+constexpr auto size(const C& c) -> decltype(c.size()) {
+    return c.size();
+}
+template <typename T, std::size_t N>
+constexpr std::size_t size(const T (&)[N]) noexcept {
+    return N;
+}
+template <typename C>
+constexpr auto data(C& c) -> decltype(c.data()) {
+    return c.data();
+}
+template <typename C>
+constexpr auto data(const C& c) -> decltype(c.data()) {
+    return c.data();
+}
+template <typename T, std::size_t N>
+constexpr T* data(T (&arr)[N]) noexcept {
+    return arr;
+}
+template <typename E>
+constexpr const E* data(std::initializer_list<E> il) noexcept {
+    return il.begin();
+}
+
+template <typename... Ts>
+struct make_void {
+    using type = void;
+};
+
 template <typename, typename = void>
 struct has_size_and_data : std::false_type {};
 template <typename C>
-struct has_size_and_data<
-    C, std::void_t<decltype(std::size(std::declval<C>())), decltype(std::data(std::declval<C>()))>>
+struct has_size_and_data<C, typename make_void<decltype(detail::size(std::declval<C>())),
+                                               decltype(detail::data(std::declval<C>()))>::type>
     : std::true_type {};
 
 // Containers get the generic constructor; spans, arrays and std::arrays have their own.
@@ -134,8 +171,8 @@ template <typename C, typename E>
 struct is_container_element_type_compatible<
     C, E,
     std::enable_if_t<
-        !std::is_same<std::remove_cv_t<decltype(std::data(std::declval<C>()))>, void>::value &&
-        std::is_convertible<std::remove_pointer_t<decltype(std::data(std::declval<C>()))> (*)[],
+        !std::is_same<std::remove_cv_t<decltype(detail::data(std::declval<C>()))>, void>::value &&
+        std::is_convertible<std::remove_pointer_t<decltype(detail::data(std::declval<C>()))> (*)[],
                             E (*)[]>::value>> : std::true_type {};
 
 template <typename, typename = std::size_t>
@@ -212,14 +249,14 @@ public:
                   E == dynamic_extent && detail::is_container<Container>::value &&
                       detail::is_container_element_type_compatible<Container&, ElementType>::value,
                   int> = 0>
-    constexpr span(Container& cont) : storage_(std::data(cont), std::size(cont)) {}
+    constexpr span(Container& cont) : storage_(detail::data(cont), detail::size(cont)) {}
 
     template <typename Container, std::size_t E = Extent,
               std::enable_if_t<E == dynamic_extent && detail::is_container<Container>::value &&
                                    detail::is_container_element_type_compatible<const Container&,
                                                                                 ElementType>::value,
                                int> = 0>
-    constexpr span(const Container& cont) : storage_(std::data(cont), std::size(cont)) {}
+    constexpr span(const Container& cont) : storage_(detail::data(cont), detail::size(cont)) {}
 
     constexpr span(const span& other) noexcept = default;
 
@@ -316,6 +353,15 @@ private:
     detail::span_storage<ElementType, Extent> storage_{};
 };
 
+// An odr-used static constexpr member needs a definition before C++17.
+#if __cplusplus < 201703L
+template <typename ElementType, std::size_t Extent>
+constexpr std::size_t span<ElementType, Extent>::extent;
+template <typename E, std::size_t S>
+constexpr std::size_t detail::span_storage<E, S>::size;
+#endif
+
+#ifdef __cpp_deduction_guides
 template <class T, std::size_t N>
 span(T (&)[N]) -> span<T, N>;
 
@@ -326,10 +372,12 @@ template <class T, std::size_t N>
 span(const std::array<T, N>&) -> span<const T, N>;
 
 template <class Container>
-span(Container&) -> span<std::remove_reference_t<decltype(*std::data(std::declval<Container&>()))>>;
+span(Container&)
+    -> span<std::remove_reference_t<decltype(*detail::data(std::declval<Container&>()))>>;
 
 template <class Container>
 span(const Container&) -> span<const typename Container::value_type>;
+#endif
 
 template <typename ElementType, std::size_t Extent>
 constexpr span<ElementType, Extent> make_span(span<ElementType, Extent> s) noexcept {
@@ -352,8 +400,8 @@ constexpr span<const T, N> make_span(const std::array<T, N>& arr) noexcept {
 }
 
 template <typename Container>
-constexpr span<std::remove_reference_t<decltype(*std::data(std::declval<Container&>()))>> make_span(
-    Container& cont) {
+constexpr span<std::remove_reference_t<decltype(*detail::data(std::declval<Container&>()))>>
+make_span(Container& cont) {
     return {cont};
 }
 

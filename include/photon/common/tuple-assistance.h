@@ -22,6 +22,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <photon/common/detail/std17.h>
+
 namespace tuple_assistance {
 
 template <class F>
@@ -34,13 +36,16 @@ struct callable<R(Args...)> {
 };
 
 template <class R, class... Args>
+struct callable<R (*)(Args...)> : public callable<R(Args...)> {};
+
+// noexcept is part of a function's type from C++17 on; before, these would redefine the above.
+#ifdef __cpp_noexcept_function_type
+template <class R, class... Args>
 struct callable<R(Args...) noexcept> : public callable<R(Args...)> {};
 
 template <class R, class... Args>
-struct callable<R (*)(Args...)> : public callable<R(Args...)> {};
-
-template <class R, class... Args>
 struct callable<R (*)(Args...) noexcept> : public callable<R(Args...)> {};
+#endif
 
 // Member functions take the object first, as C& (const ones too, as in Photon).
 template <class C, class R, class... Args>
@@ -49,11 +54,13 @@ struct callable<R (C::*)(Args...)> : public callable<R(C&, Args...)> {};
 template <class C, class R, class... Args>
 struct callable<R (C::*)(Args...) const> : public callable<R(C&, Args...)> {};
 
+#ifdef __cpp_noexcept_function_type
 template <class C, class R, class... Args>
 struct callable<R (C::*)(Args...) noexcept> : public callable<R(C&, Args...)> {};
 
 template <class C, class R, class... Args>
 struct callable<R (C::*)(Args...) const noexcept> : public callable<R(C&, Args...)> {};
+#endif
 
 // Member object pointer. A member function type left over here (ref- or
 // volatile-qualified) gets no signature rather than an ill-formed one.
@@ -80,7 +87,8 @@ template <class F, class = void>
 struct __functor_callable {};
 
 template <class F>
-struct __functor_callable<F, std::void_t<typename callable<decltype(&F::operator())>::arguments>> {
+struct __functor_callable<
+    F, photon::detail::void_t<typename callable<decltype(&F::operator())>::arguments>> {
     using call_type = callable<decltype(&F::operator())>;
     using return_type = typename call_type::return_type;
     using arguments = typename __remove_first_type_in_tuple<typename call_type::arguments>::type;
@@ -99,7 +107,8 @@ template <class F, class = void>
 struct __has_signature : std::false_type {};
 
 template <class F>
-struct __has_signature<F, std::void_t<typename callable<F>::arguments>> : std::true_type {};
+struct __has_signature<F, photon::detail::void_t<typename callable<F>::arguments>>
+    : std::true_type {};
 
 // How element I of Tuple is handed to a parameter of type P: as an lvalue when it may
 // not be consumed (lvalue tuple, or a reference element) and P copies it anyway;
@@ -115,35 +124,36 @@ struct __pass {
                                     elem_lvalue, P&&>;
 };
 
-// std::invoke only for member pointers: it is not constexpr before C++20.
+// std::invoke's rules (member pointers too), constexpr unlike std::invoke before C++20.
 template <typename F, typename... As>
 constexpr decltype(auto) __call_with(F&& f, As&&... as) {
-    if constexpr (std::is_member_pointer<std::decay_t<F>>::value) {
-        return std::invoke(std::forward<F>(f), std::forward<As>(as)...);
-    } else {
-        return std::forward<F>(f)(std::forward<As>(as)...);
-    }
+    return photon::detail::invoke(std::forward<F>(f), std::forward<As>(as)...);
 }
 
+// f has one signature: each element converted to its parameter's type.
 template <typename F, typename Tuple, std::size_t... I>
-constexpr inline decltype(auto) apply_impl(F&& f, Tuple&& t, std::index_sequence<I...>) {
-    if constexpr (__has_signature<F>::value) {
-        using Args = typename callable<F>::arguments;
-        return tuple_assistance::__call_with(
-            std::forward<F>(f),
-            static_cast<typename __pass<std::tuple_element_t<I, Args>, Tuple, I>::type>(
-                std::get<I>(t))...);
-    } else {
-        return tuple_assistance::__call_with(std::forward<F>(f),
-                                             std::get<I>(std::forward<Tuple>(t))...);
-    }
+constexpr inline decltype(auto) apply_impl(std::true_type, F&& f, Tuple&& t,
+                                           std::index_sequence<I...>) {
+    using Args = typename callable<F>::arguments;
+    return tuple_assistance::__call_with(
+        std::forward<F>(f),
+        static_cast<typename __pass<std::tuple_element_t<I, Args>, Tuple, I>::type>(
+            std::get<I>(t))...);
+}
+
+// f is generic or overloaded: std::apply's rules.
+template <typename F, typename Tuple, std::size_t... I>
+constexpr inline decltype(auto) apply_impl(std::false_type, F&& f, Tuple&& t,
+                                           std::index_sequence<I...>) {
+    return tuple_assistance::__call_with(std::forward<F>(f),
+                                         std::get<I>(std::forward<Tuple>(t))...);
 }
 
 // Calls f with the elements of t, each converted to the matching parameter type.
 template <typename F, typename Tuple>
 constexpr inline decltype(auto) apply(F&& f, Tuple&& t) {
     return apply_impl(
-        std::forward<F>(f), std::forward<Tuple>(t),
+        __has_signature<F>(), std::forward<F>(f), std::forward<Tuple>(t),
         std::make_index_sequence<std::tuple_size<std::remove_reference_t<Tuple>>::value>{});
 }
 
@@ -167,8 +177,10 @@ struct do_enumerate<P, 0, std::tuple<Ts...>> {
 // Calls p.proc(element) for each element of t, first to last.
 template <typename P, typename... Ts>
 inline void enumerate(const P& p, std::tuple<Ts...>& t) {
-    if constexpr (sizeof...(Ts) > 0)
-        do_enumerate<P, sizeof...(Ts) - 1, std::tuple<Ts...>>::proc(p, t);
+    do_enumerate<P, sizeof...(Ts) - 1, std::tuple<Ts...>>::proc(p, t);
 }
+
+template <typename P>
+inline void enumerate(const P&, std::tuple<>&) {}
 
 }  // namespace tuple_assistance

@@ -41,8 +41,9 @@ constexpr bool likely(bool expr) { return __builtin_expect(expr, true); }
 constexpr bool unlikely(bool expr) { return __builtin_expect(expr, false); }
 #endif
 
-// Runs a callable when it goes out of scope. Neither copyable nor movable: make_defer relies on
-// C++17 guaranteed copy elision, so exactly one guard exists and it fires exactly once.
+// Runs a callable when it goes out of scope. Neither copyable nor movable, so exactly one guard
+// exists and it fires exactly once: make_defer list-initialises its result and DEFER binds it
+// to a reference, which needs no copy even before C++17's guaranteed elision.
 template <typename F>
 class Defer {
 public:
@@ -58,12 +59,13 @@ private:
 
 template <typename F>
 Defer<F> make_defer(F fn) {
-    return Defer<F>(std::move(fn));
+    return {std::move(fn)};
 }
 
 // DEFER(stmt): run `stmt` (captured by reference) at scope exit; guards fire in reverse order.
 // At most one DEFER per source line.
-#define DEFER(...) auto _CONCAT(__defer__, __LINE__) = make_defer([&]() { __VA_ARGS__; })
+#define DEFER(...) \
+    auto&& _CONCAT(__defer__, __LINE__) __attribute__((unused)) = make_defer([&]() { __VA_ARGS__; })
 
 // WITH(auto x = acquire()) { ... }: scope `x` to the block (RAII types release themselves).
 #define WITH(...) if (__VA_ARGS__)

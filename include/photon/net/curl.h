@@ -508,9 +508,8 @@ protected:
     template <typename T>
     static size_t writer(char* buf, size_t size, size_t num, void* obj) {
         auto n = static_cast<T*>(obj)->write(buf, size * num);
-        if constexpr (std::is_signed<decltype(n)>::value) {
-            if (n < 0) return 0;  // a write error
-        }
+        // (int64_t): n < 0 is false for an unsigned n, without a warning.
+        if (std::is_signed<decltype(n)>::value && (int64_t)n < 0) return 0;  // a write error
         return (size_t)n;
     }
     template <typename W>
@@ -522,9 +521,7 @@ protected:
     template <typename T>
     static size_t reader(char* buf, size_t size, size_t num, void* obj) {
         auto n = static_cast<T*>(obj)->read(buf, size * num);
-        if constexpr (std::is_signed<decltype(n)>::value) {
-            if (n < 0) return CURL_READFUNC_ABORT;
-        }
+        if (std::is_signed<decltype(n)>::value && (int64_t)n < 0) return CURL_READFUNC_ABORT;
         return (size_t)n;
     }
     template <typename R>
@@ -539,11 +536,15 @@ protected:
     struct has_size<R, decltype((void)std::declval<R&>().size())> : std::true_type {};
     template <typename R>
     static curl_off_t upload_size(R* r) {
-        if constexpr (has_size<R>::value) {
-            return (curl_off_t)r->size();
-        } else {
-            return -1;  // unknown: chunked
-        }
+        return upload_size(r, has_size<R>());
+    }
+    template <typename R>
+    static curl_off_t upload_size(R* r, std::true_type /* has size() */) {
+        return (curl_off_t)r->size();
+    }
+    template <typename R>
+    static curl_off_t upload_size(R*, std::false_type) {
+        return -1;  // unknown: chunked
     }
 };
 

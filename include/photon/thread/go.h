@@ -37,12 +37,14 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <iterator>
 #include <new>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include <photon/common/detail/std17.h>
 #include <photon/common/timeout.h>
 #include <photon/common/utility.h>
 #include <photon/thread/list.h>
@@ -178,10 +180,11 @@ public:
     channel() : channel(0) {}
     explicit channel(size_t capacity) : cap_(capacity) {
         if (capacity == 0) return;
-        void* p =
-            capacity > SIZE_MAX / sizeof(T)
-                ? nullptr
-                : ::operator new(capacity * sizeof(T), std::align_val_t(alignof(T)), std::nothrow);
+        // posix_memalign, not C++17's aligned new: one allocator in C++14 and C++17 code.
+        void* p = nullptr;
+        const size_t align = alignof(T) > sizeof(void*) ? alignof(T) : sizeof(void*);
+        if (capacity > SIZE_MAX / sizeof(T) || posix_memalign(&p, align, capacity * sizeof(T)))
+            p = nullptr;
         buf_ = static_cast<T*>(p);
         if (!buf_) {  // a channel that fails every operation with ENOMEM
             core_.close_errno = ENOMEM;
@@ -413,7 +416,7 @@ private:
         size_t n = core_.count.load(std::memory_order_relaxed);
         for (size_t i = 0; i < n; i++) slot(i)->~T();
         core_.count = 0;
-        if (buf_) ::operator delete(buf_, std::align_val_t(alignof(T)));
+        free(buf_);
         buf_ = nullptr;
     }
     void take(channel& other) {
@@ -541,15 +544,25 @@ namespace detail {
 template <typename C, typename = void>
 struct is_select_case : std::false_type {};
 template <typename C>
-struct is_select_case<C, std::void_t<decltype(bool(std::declval<C&>().ready())),
-                                     decltype(std::declval<C&>().execute())>> : std::true_type {};
+struct is_select_case<C, photon::detail::void_t<decltype(bool(std::declval<C&>().ready())),
+                                                decltype(std::declval<C&>().execute())>>
+    : std::true_type {};
 template <typename... Cases>
-using select_cases_t = std::enable_if_t<(is_select_case<std::decay_t<Cases>>::value && ...), int>;
+using select_cases_t =
+    std::enable_if_t<all_true<is_select_case<std::decay_t<Cases>>::value...>::value, int>;
+
+template <typename C>
+chan_case* as_chan_case(C& c, std::true_type /* derives from chan_case */) {
+    return &c;
+}
+template <typename C>
+chan_case* as_chan_case(C&, std::false_type) {
+    return nullptr;
+}
 
 template <typename C>
 select_ref make_select_ref(C& c) {
-    chan_case* cc = nullptr;
-    if constexpr (std::is_base_of<chan_case, C>::value) cc = &c;
+    chan_case* cc = as_chan_case(c, std::is_base_of<chan_case, C>());
     return {&c, [](void* p) { return bool(static_cast<C*>(p)->ready()); },
             [](void* p) { static_cast<C*>(p)->execute(); }, cc};
 }

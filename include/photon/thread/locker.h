@@ -42,12 +42,8 @@ public:
         return ret;
     }
     int try_lock() {
-        int ret;
         // std-style locks return void / bool, photon's 0 / -1.
-        if constexpr (std::is_same<decltype(m_mutex->try_lock()), bool>::value)
-            ret = m_mutex->try_lock() ? 0 : -1;
-        else
-            ret = m_mutex->try_lock();
+        int ret = as_status(m_mutex->try_lock());
         m_locked = (ret == 0);
         return ret;
     }
@@ -64,14 +60,14 @@ public:
     }
 
 private:
-    int lock_once() {
-        if constexpr (std::is_void<decltype(m_mutex->lock())>::value) {
-            m_mutex->lock();
-            return 0;
-        } else {
-            return m_mutex->lock();
-        }
+    static int as_status(bool locked) { return locked ? 0 : -1; }
+    static int as_status(int ret) { return ret; }
+    int lock_once() { return lock_once(std::is_void<decltype(m_mutex->lock())>()); }
+    int lock_once(std::true_type /* void lock() */) {
+        m_mutex->lock();
+        return 0;
     }
+    int lock_once(std::false_type) { return m_mutex->lock(); }
 };
 
 #define _PHOTON_CONCAT_(a, b) a##b

@@ -36,6 +36,7 @@
 
 #include <photon/common/callback.h>
 #include <photon/common/delegates.h>
+#include <photon/common/detail/std17.h>
 
 namespace photon {
 
@@ -111,13 +112,29 @@ namespace detail {
 template <typename T, typename = void>
 struct has_stack_trim : std::false_type {};
 template <typename T>
-struct has_stack_trim<T, std::void_t<decltype(std::declval<T&>().trim(size_t()))>>
+struct has_stack_trim<T, photon::detail::void_t<decltype(std::declval<T&>().trim(size_t()))>>
     : std::true_type {};
 template <typename T, typename = void>
 struct has_stack_stats : std::false_type {};
 template <typename T>
-struct has_stack_stats<T, std::void_t<decltype(StackPoolStats(std::declval<T&>().stats()))>>
+struct has_stack_stats<T,
+                       photon::detail::void_t<decltype(StackPoolStats(std::declval<T&>().stats()))>>
     : std::true_type {};
+
+template <typename T>
+void bind_stack_trim(StackAllocator& sa, std::true_type) {
+    DUtils::bind_func_delegate<DStackTrim, size_t(size_t)>(
+        sa, {nullptr, [](void* o, size_t k) -> size_t { return static_cast<T*>(o)->trim(k); }});
+}
+template <typename T>
+void bind_stack_trim(StackAllocator&, std::false_type) {}
+template <typename T>
+void bind_stack_stats(StackAllocator& sa, std::true_type) {
+    DUtils::bind_func_delegate<DStackStats, StackPoolStats()>(
+        sa, {nullptr, [](void* o) -> StackPoolStats { return static_cast<T*>(o)->stats(); }});
+}
+template <typename T>
+void bind_stack_stats(StackAllocator&, std::false_type) {}
 
 // A facade over obj: alloc and dealloc, and trim and stats if it has them.
 template <typename T>
@@ -128,12 +145,8 @@ StackAllocator make_stack_allocator(T& obj) {
         sa, {nullptr, [](void* o, size_t n) -> void* { return static_cast<T*>(o)->alloc(n); }});
     DUtils::bind_func_delegate<DStackDealloc, void(void*, size_t)>(
         sa, {nullptr, [](void* o, void* p, size_t n) { static_cast<T*>(o)->dealloc(p, n); }});
-    if constexpr (has_stack_trim<T>::value)
-        DUtils::bind_func_delegate<DStackTrim, size_t(size_t)>(
-            sa, {nullptr, [](void* o, size_t k) -> size_t { return static_cast<T*>(o)->trim(k); }});
-    if constexpr (has_stack_stats<T>::value)
-        DUtils::bind_func_delegate<DStackStats, StackPoolStats()>(
-            sa, {nullptr, [](void* o) -> StackPoolStats { return static_cast<T*>(o)->stats(); }});
+    bind_stack_trim<T>(sa, has_stack_trim<T>());
+    bind_stack_stats<T>(sa, has_stack_stats<T>());
     return sa;
 }
 

@@ -33,7 +33,7 @@ public:
     T* get() const {
         auto p = static_cast<T*>(thread_getspecific(key_));
         if (!p) {
-            p = std::apply([](const auto&... a) { return new T(a...); }, args_);
+            p = photon::detail::apply([](const auto&... a) { return new T(a...); }, args_);
             if (thread_setspecific(key_, p) != 0) abort();
         }
         return p;

@@ -27,6 +27,7 @@
 
 #include <photon/common/PMF.h>
 #include <photon/common/callback.h>
+#include <photon/common/detail/std17.h>
 #include <photon/common/tuple-assistance.h>
 #include <photon/common/utility.h>
 #include <photon/thread/thread.h>
@@ -48,18 +49,25 @@ template <typename R, typename... P>
 struct fn_params<R (*)(P...)> {
     using params = param_list<P...>;
 };
+// noexcept is part of a function's type from C++17 on; before, these would redefine the others.
+#ifdef __cpp_noexcept_function_type
 template <typename R, typename... P>
 struct fn_params<R (*)(P...) noexcept> : fn_params<R (*)(P...)> {};
-
-#define PHOTON_THREAD11_MEMBER(QUALS)                 \
-    template <typename R, typename C, typename... P>  \
-    struct fn_params<R (C::*)(P...) QUALS> {          \
-        using params = param_list<P...>;              \
-    };                                                \
+#define PHOTON_THREAD11_NOEXCEPT_MEMBER(QUALS)        \
     template <typename R, typename C, typename... P>  \
     struct fn_params<R (C::*)(P...) QUALS noexcept> { \
         using params = param_list<P...>;              \
     };
+#else
+#define PHOTON_THREAD11_NOEXCEPT_MEMBER(QUALS)
+#endif
+
+#define PHOTON_THREAD11_MEMBER(QUALS)                \
+    template <typename R, typename C, typename... P> \
+    struct fn_params<R (C::*)(P...) QUALS> {         \
+        using params = param_list<P...>;             \
+    };                                               \
+    PHOTON_THREAD11_NOEXCEPT_MEMBER(QUALS)
 PHOTON_THREAD11_MEMBER()
 PHOTON_THREAD11_MEMBER(const)
 PHOTON_THREAD11_MEMBER(&)
@@ -67,6 +75,7 @@ PHOTON_THREAD11_MEMBER(const&)
 PHOTON_THREAD11_MEMBER(volatile)
 PHOTON_THREAD11_MEMBER(const volatile)
 #undef PHOTON_THREAD11_MEMBER
+#undef PHOTON_THREAD11_NOEXCEPT_MEMBER
 
 template <typename T>
 struct wrapped {  // the U of a std::reference_wrapper<U>, else void
@@ -106,14 +115,14 @@ template <typename... Ps>
 struct call_with {
     template <typename Tuple, size_t... I>
     static void call(Tuple& t, std::index_sequence<I...>) {
-        std::invoke(std::move(std::get<0>(t)), std::forward<Ps>(std::get<I + 1>(t))...);
+        detail::invoke(std::move(std::get<0>(t)), std::forward<Ps>(std::get<I + 1>(t))...);
     }
 };
 template <>
 struct call_with<void> {
     template <typename Tuple, size_t... I>
     static void call(Tuple& t, std::index_sequence<I...>) {
-        std::invoke(std::move(std::get<0>(t)), std::move(std::get<I + 1>(t))...);
+        detail::invoke(std::move(std::get<0>(t)), std::move(std::get<I + 1>(t))...);
     }
 };
 
@@ -193,7 +202,7 @@ thread* thread_create11_params(param_list<Ps...>, std::true_type, uint64_t stack
 template <typename F, typename = void>
 struct has_params : std::false_type {};
 template <typename F>
-struct has_params<F, std::void_t<typename fn_params<F>::params>> : std::true_type {};
+struct has_params<F, detail::void_t<typename fn_params<F>::params>> : std::true_type {};
 
 template <typename Params>
 struct count_params;
@@ -202,15 +211,16 @@ struct count_params<param_list<Ps...>> : std::integral_constant<size_t, sizeof..
 
 // Whether (F, ARGS...) is a (member) function pointer call with the right
 // number of arguments: then the parameters' types decide how they are kept.
+template <typename D, size_t NArgs, bool = has_params<D>::value>
+struct by_params_of : std::false_type {};
+template <typename D, size_t NArgs>
+struct by_params_of<D, NArgs, true>
+    : std::integral_constant<bool,
+                             NArgs == count_params<typename fn_params<D>::params>::value +
+                                          (std::is_member_function_pointer<D>::value ? 1 : 0)> {};
 template <typename F, typename... ARGS>
 constexpr bool by_params() {
-    using D = std::decay_t<F>;
-    if constexpr (has_params<D>::value) {
-        constexpr size_t n = count_params<typename fn_params<D>::params>::value;
-        return sizeof...(ARGS) == n + (std::is_member_function_pointer<D>::value ? 1 : 0);
-    } else {
-        return false;
-    }
+    return by_params_of<std::decay_t<F>, sizeof...(ARGS)>::value;
 }
 
 template <typename F, typename... ARGS>

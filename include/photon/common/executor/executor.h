@@ -29,11 +29,11 @@
 
 #include <cerrno>
 #include <exception>
-#include <optional>
 #include <type_traits>
 #include <utility>
 
 #include <photon/common/callback.h>
+#include <photon/common/detail/std17.h>
 #include <photon/photon.h>
 #include <photon/thread/awaiter.h>
 #include <photon/thread/thread.h>
@@ -52,7 +52,7 @@ namespace detail {
 // A perform() task's outcome, written on the executor, read by the caller.
 template <typename R>
 struct executor_outcome {
-    std::optional<R> value;
+    maybe<R> value;
     int err = 0;
 #if defined(__cpp_exceptions)
     std::exception_ptr ex;
@@ -130,14 +130,14 @@ public:
     // Runs act() on the executor and returns its result; errno is the
     // task's, and an exception it throws is rethrown here.
     template <typename Context = AutoContext, typename Func,
-              typename R = typename std::invoke_result<Func>::type,
+              typename R = detail::invoke_result_t<Func>,
               typename _ = typename std::enable_if<!std::is_void<R>::value, R>::type>
     R perform(Func&& act) {
         return perform_impl<Context, R>(act);
     }
 
     template <typename Context = AutoContext, typename Func,
-              typename R = typename std::invoke_result<Func>::type,
+              typename R = detail::invoke_result_t<Func>,
               typename _ = typename std::enable_if<std::is_void<R>::value, R>::type>
     void perform(Func&& act) {
         perform_impl<Context, void>(act);

@@ -54,14 +54,24 @@ enum class Verb : char {
 };
 
 namespace detail {
-inline constexpr std::string_view verb_names[] = {
-    "UNKNOWN",     "DELETE",     "GET",      "HEAD",       "POST",     "PUT",    "CONNECT",
-    "OPTIONS",     "TRACE",      "COPY",     "LOCK",       "MKCOL",    "MOVE",   "PROPFIND",
-    "PROPPATCH",   "SEARCH",     "UNLOCK",   "BIND",       "REBIND",   "UNBIND", "ACL",
-    "REPORT",      "MKACTIVITY", "CHECKOUT", "MERGE",      "M-SEARCH", "NOTIFY", "SUBSCRIBE",
-    "UNSUBSCRIBE", "PATCH",      "PURGE",    "MKCALENDAR", "LINK",     "UNLINK",
+// A class template's static member: one definition in every translation unit, in C++14 too
+// (which has no inline variables).
+template <typename = void>
+struct verb_table {
+    static constexpr std::string_view names[] = {
+        "UNKNOWN",     "DELETE",     "GET",      "HEAD",       "POST",     "PUT",    "CONNECT",
+        "OPTIONS",     "TRACE",      "COPY",     "LOCK",       "MKCOL",    "MOVE",   "PROPFIND",
+        "PROPPATCH",   "SEARCH",     "UNLOCK",   "BIND",       "REBIND",   "UNBIND", "ACL",
+        "REPORT",      "MKACTIVITY", "CHECKOUT", "MERGE",      "M-SEARCH", "NOTIFY", "SUBSCRIBE",
+        "UNSUBSCRIBE", "PATCH",      "PURGE",    "MKCALENDAR", "LINK",     "UNLINK",
+    };
 };
-static_assert(sizeof(verb_names) / sizeof(verb_names[0]) == (size_t)Verb::UNLINK + 1,
+#if __cplusplus < 201703L
+template <typename T>
+constexpr std::string_view verb_table<T>::names[];
+#endif
+static_assert(sizeof(verb_table<>::names) / sizeof(verb_table<>::names[0]) ==
+                  (size_t)Verb::UNLINK + 1,
               "verbstr must list every Verb");
 }  // namespace detail
 
@@ -74,18 +84,20 @@ struct VerbNames {
     constexpr std::string_view operator[](Verb v) const { return at((size_t)(unsigned char)v); }
     template <typename I, typename = typename std::enable_if<std::is_integral<I>::value>::type>
     constexpr std::string_view operator[](I i) const {
-        if constexpr (std::is_signed<I>::value) {
-            if (i < 0) return {};
-        }
-        return at((size_t)i);
+        // (long long): i < 0 is false for an unsigned I, without a warning.
+        return std::is_signed<I>::value && (long long)i < 0 ? std::string_view() : at((size_t)i);
     }
 
 private:
     static constexpr std::string_view at(size_t i) {
-        return i < size() ? detail::verb_names[i] : std::string_view();
+        return i < size() ? detail::verb_table<>::names[i] : std::string_view();
     }
 };
+#if __cplusplus >= 201703L
 inline constexpr VerbNames verbstr{};
+#else
+constexpr VerbNames verbstr{};  // no inline variables: one (empty) object per translation unit
+#endif
 
 // Case-sensitive (methods are, RFC 9110 9.1); Verb::UNKNOWN if not listed.
 Verb string_to_verb(std::string_view method);
