@@ -19,8 +19,8 @@
 #   --jobs N            build parallelism (default: 2)
 #   --keep              keep the temporary directory
 # CXXFLAGS from the environment reach every compile (CMake reads it on configure). The consumer
-# is built with -Wall -Wextra -Werror, so photon's public headers must be warning-free, and each
-# run of it is limited to 120 s.
+# is built as C++14 (photon itself stays C++17) with -Wall -Wextra -Werror, so photon's public
+# headers must be C++14 and warning-free, and each run of it is limited to 120 s.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -143,7 +143,7 @@ run_install() {
     echo "pkg-config: $flags"
     local compiler="${cxx:-${CXX:-c++}}"
     # shellcheck disable=SC2086 # CXXFLAGS and the flags are lists of words
-    "$compiler" -std=c++17 -O2 -Wall -Wextra -Werror ${CXXFLAGS:-} \
+    "$compiler" -std=c++14 -O2 -Wall -Wextra -Werror ${CXXFLAGS:-} \
         -o "$tmp/pkgconfig_consumer" "$project/main.cpp" $flags ||
         fail "compile with pkg-config flags"
     run_bounded "$tmp/pkgconfig_consumer" || fail "pkgconfig_consumer exited with $?"
