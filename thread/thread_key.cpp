@@ -1,7 +1,9 @@
-// Coroutine-local values. A key is (generation << 32 | slot); each coroutine
-// keeps a small array of (generation, value) indexed by slot, so a value set
-// under a deleted key is never seen through a new key that reuses its slot.
-// Results are pthread-style error numbers, also stored in errno.
+// Coroutine-local values. A key is the index of its slot, the lowest free one,
+// as Photon's (programs index arrays by it). Each slot counts generations (odd
+// while in use) and each coroutine keeps a small array of (generation, value)
+// indexed by slot, so a value set under a deleted key is never seen through a
+// new key that reuses its slot. Results are pthread-style error numbers, also
+// stored in errno.
 #include <photon/thread/thread-key.h>
 
 #include <cerrno>
@@ -35,14 +37,14 @@ struct tls_block {
 std::mutex g_keys_lock;
 key_slot g_keys[kMaxKeys];
 
-thread_key_t make_key(uint32_t slot, uint32_t gen) { return ((uint64_t)gen << 32) | slot; }
-
 int fail(int err) { return errno = err; }
 
+// The slot of a key in use, and its current generation.
 bool decode(thread_key_t key, uint32_t* slot, uint32_t* gen) {
+    if (key >= kMaxKeys) return false;
     *slot = (uint32_t)key;
-    *gen = (uint32_t)(key >> 32);
-    return *slot < kMaxKeys && (*gen & 1);
+    *gen = __atomic_load_n(&g_keys[key].generation, __ATOMIC_ACQUIRE);
+    return *gen & 1;
 }
 
 tls_block* grow(thread* th, uint32_t slot) {
@@ -66,9 +68,9 @@ int thread_key_create(thread_key_t* key, void (*dtor)(void*)) {
     std::lock_guard<std::mutex> lock(g_keys_lock);
     for (uint32_t i = 0; i < kMaxKeys; i++) {
         if (g_keys[i].generation & 1) continue;
-        g_keys[i].generation++;
         g_keys[i].dtor = dtor;
-        *key = make_key(i, g_keys[i].generation);
+        __atomic_store_n(&g_keys[i].generation, g_keys[i].generation + 1, __ATOMIC_RELEASE);
+        *key = i;
         return 0;
     }
     return fail(EAGAIN);
@@ -77,8 +79,8 @@ int thread_key_create(thread_key_t* key, void (*dtor)(void*)) {
 int thread_key_delete(thread_key_t key) {
     uint32_t slot, gen;
     std::lock_guard<std::mutex> lock(g_keys_lock);
-    if (!decode(key, &slot, &gen) || g_keys[slot].generation != gen) return fail(EINVAL);
-    g_keys[slot].generation++;
+    if (!decode(key, &slot, &gen)) return fail(EINVAL);
+    __atomic_store_n(&g_keys[slot].generation, gen + 1, __ATOMIC_RELEASE);
     g_keys[slot].dtor = nullptr;
     return 0;
 }
@@ -88,8 +90,8 @@ void* thread_getspecific(thread_key_t key) {
     thread* th = CURRENT;
     if (!th || !decode(key, &slot, &gen)) return nullptr;
     auto b = static_cast<tls_block*>(th->tls);
+    // A value set under an earlier generation of the slot is a deleted key's.
     if (!b || slot >= b->size || b->entries[slot].generation != gen) return nullptr;
-    if (g_keys[slot].generation != gen) return nullptr;  // deleted since
     return b->entries[slot].value;
 }
 
@@ -97,7 +99,7 @@ int thread_setspecific(thread_key_t key, const void* value) {
     uint32_t slot, gen;
     thread* th = CURRENT;
     if (!th) return fail(ENOSYS);
-    if (!decode(key, &slot, &gen) || g_keys[slot].generation != gen) return fail(EINVAL);
+    if (!decode(key, &slot, &gen)) return fail(EINVAL);
     tls_block* b = grow(th, slot);
     if (!b) return fail(ENOMEM);
     b->entries[slot] = {gen, const_cast<void*>(value)};
@@ -123,7 +125,9 @@ void deallocate_tls(void** tls) {
             void* v = e.value;
             uint32_t gen = e.generation;
             e.value = nullptr;
-            auto dtor = g_keys[i].generation == gen ? g_keys[i].dtor : nullptr;
+            auto dtor = __atomic_load_n(&g_keys[i].generation, __ATOMIC_ACQUIRE) == gen
+                            ? g_keys[i].dtor
+                            : nullptr;
             if (dtor) {
                 dtor(v);
                 any = true;

@@ -22,7 +22,8 @@ struct thread_local_storage;
 
 using thread_key_t = uint64_t;
 
-// 0, or EAGAIN when all THREAD_KEYS_MAX keys are taken.
+// 0, or EAGAIN when all THREAD_KEYS_MAX keys are taken. A key is a slot
+// index below THREAD_KEYS_MAX, the lowest free one (0 first), as Photon's.
 int thread_key_create(thread_key_t* key, void (*dtor)(void*));
 // The calling coroutine's value (nullptr if unset, the key was deleted, or
 // off a vCPU).

@@ -164,9 +164,10 @@ inline void thread_suspend() { thread_usleep(UINT64_MAX); }
 
 // Sleeps like thread_usleep() and runs defer(arg) once this coroutine is
 // committed to sleep, before any other coroutine runs: an atomic
-// "unlock and sleep". `defer` must not sleep or switch.
+// "unlock and sleep". `defer` must not sleep or switch. The delegate form
+// takes a lambda written in the call, as Photon's.
 int thread_usleep_defer(Timeout timeout, defer_func defer, void* defer_arg = nullptr);
-inline int thread_usleep_defer(Timeout timeout, Delegate<void> defer) {
+inline int thread_usleep_defer(Timeout timeout, TempDelegate<void> defer) {
     return thread_usleep_defer(timeout, (defer_func)defer._func, defer._obj);
 }
 template <typename LOCK>
