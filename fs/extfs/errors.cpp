@@ -89,6 +89,7 @@ int to_errno(errcode_t err) {
         case EXT2_ET_EXTENT_LEAF_BAD:
         case EXT2_ET_EXTENT_CSUM_INVALID:
         case EXT2_ET_EXTENT_CYCLE:
+        case EXT2_ET_EXTENT_INVALID_LENGTH:
         case EXT2_ET_BAD_EA_HEADER:
         case EXT2_ET_BAD_EA_BLOCK_NUM:
         case EXT2_ET_EXT_ATTR_CSUM_INVALID:

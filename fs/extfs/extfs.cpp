@@ -48,10 +48,11 @@ ext_filesystem* ext_filesystem::mount(IFile* file, uint32_t buffer_size, uint32_
         // libext2fs does not replay journals: writing now would lose or mix updates.
         LOG_ERROR_RETURN(EUCLEAN, nullptr, "extfs: the journal needs recovery: e2fsck first");
     }
-    err = ext2fs_read_bitmaps(efs->fs_);
+    err = ext2fs_check_desc(efs->fs_);  // tables where no table can be: corrupt
+    if (!err) err = ext2fs_read_bitmaps(efs->fs_);
     if (err) {
         errno = to_errno(err);
-        LOG_ERRNO_RETURN(0, nullptr, "extfs: the bitmaps could not be read (libext2fs `)", err);
+        LOG_ERRNO_RETURN(0, nullptr, "extfs: bad group descriptors or bitmaps (libext2fs `)", err);
     }
     return efs.release();
 }

@@ -302,11 +302,13 @@ int resize_extfs(IFile* file, uint64_t new_size, int flags) {
         LOG_ERRNO_RETURN(0, -1, "resize_extfs: no ext file system could be opened (libext2fs `)",
                          err);
     }
-    err = ext2fs_read_bitmaps(fs);
+    err = ext2fs_check_desc(fs);
+    if (!err) err = ext2fs_read_bitmaps(fs);
     if (err) {
         ext2fs_free(fs);
         errno = extfs::to_errno(err);
-        LOG_ERRNO_RETURN(0, -1, "resize_extfs: the bitmaps could not be read (libext2fs `)", err);
+        LOG_ERRNO_RETURN(0, -1, "resize_extfs: bad group descriptors or bitmaps (libext2fs `)",
+                         err);
     }
     extfs::grower g(fs);
     int e = g.plan(new_size / fs->blocksize);

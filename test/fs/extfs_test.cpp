@@ -534,6 +534,68 @@ TEST_F(ExtFs, OverwritesInTheCacheReachTheImageAtUnmount) {
     EXPECT_TRUE(read_file("/f") == data);
 }
 
+// The number after `key` in debugfs's answer to `request`, or -1.
+long long debugfs_number(const std::string& debugfs, const std::string& image,
+                         const std::string& request, const std::string& key) {
+    std::string out;
+    if (run(debugfs + " -R '" + request + "' " + image, &out) != 0) return -1;
+    if (key.empty()) {  // the answer's last line (the first is debugfs's banner)
+        while (!out.empty() && out.back() == '\n') out.pop_back();
+        return strtoll(out.c_str() + out.rfind('\n') + 1, nullptr, 10);
+    }
+    size_t at = out.find(key);
+    if (at == std::string::npos) return -1;
+    return strtoll(out.c_str() + at + key.size(), nullptr, 10);
+}
+
+// Random bytes over metadata (a bitmap, the inode table, a directory, a
+// file's extent tree) give errors on the calls that read them, not crashes.
+TEST_F(ExtFs, CorruptMetadataGivesErrorsNotCrashes) {
+    skip_without_tools();
+    struct target {
+        const char* request;
+        const char* key;
+    } targets[] = {
+        {"stats", "block bitmap at "},
+        {"stats", "inode bitmap at "},
+        {"stats", "inode table at "},
+        {"imap /d", "located at block "},
+        {"imap /d/f3", "located at block "},
+        {"bmap / 0", ""},
+        {"bmap /d 0", ""},
+        {"bmap /d/f3 0", ""},
+    };
+    for (auto& t : targets) {
+        make();
+        mount(false);
+        ASSERT_EQ(0, fs_->mkdir("/d", 0755));
+        for (int i = 0; i < 20; i++) write_file("/d/f" + std::to_string(i), pattern(5000, i));
+        unmount();
+        long long block = debugfs_number(debugfs_, image_, t.request, t.key);
+        ASSERT_GT(block, 0) << t.request;
+        file_.reset(open_localfile_adaptor(image_.c_str(), O_RDWR));
+        ASSERT_TRUE(file_);
+        ASSERT_EQ(4096, file_->pwrite(pattern(4096, block).data(), 4096, block * 4096));
+        for (bool buffer : {false, true}) {
+            fs_.reset(new_extfs(file_.get(), buffer));
+            if (!fs_) continue;  // refused: fine
+            struct stat st;
+            std::unique_ptr<photon::fs::DIR> d(fs_->opendir("/d"));
+            for (int i = 0; i < 20; i++) read_file("/d/f" + std::to_string(i));
+            fs_->stat("/d/f3", &st);
+            fs_->mkdir("/new", 0755);
+            fs_->unlink("/d/f5");
+            fs_->rename("/d/f6", "/d/g6");
+            std::unique_ptr<IFile> f(fs_->open("/d/f3", O_RDWR));
+            if (f) f->pwrite("still", 5, 4096);
+            f.reset();
+            d.reset();
+            fs_.reset();
+        }
+        unmount();
+    }
+}
+
 // A read-only image (say over HTTP): reads work, writes fail, nothing is written.
 TEST_F(ExtFs, AReadOnlyFileServesReads) {
     make();
@@ -716,6 +778,14 @@ TEST_F(ExtFs, CorruptOrTruncatedImagesFailWithErrno) {
             EXPECT_NE(0, errno) << cut;
         }
     }
+    // Random bytes over the group descriptors.
+    ASSERT_EQ(0, f->ftruncate(0));
+    ASSERT_EQ(0, f->ftruncate(256 * MiB));
+    ASSERT_EQ(0, make_extfs(f.get()));
+    ASSERT_EQ(4096, f->pwrite(pattern(4096, 10).data(), 4096, 4096));
+    errno = 0;
+    EXPECT_EQ(nullptr, new_extfs(f.get(), true));
+    EXPECT_NE(0, errno);
     errno = 0;
     EXPECT_EQ(nullptr, new_extfs(nullptr, true));
     EXPECT_EQ(EINVAL, errno);
