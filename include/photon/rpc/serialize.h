@@ -205,6 +205,12 @@ protected:
         ar.process_field(x);
         reduce(ar, xs...);
     }
+    // reduce_with(ar)(fields...), PROCESS_FIELDS's call: with no field named it needs no
+    // GNU `, ##__VA_ARGS__`, which a strict -std=c++NN keeps the comma of.
+    template <typename AR>
+    auto reduce_with(AR& ar) {
+        return [this, &ar](auto&... xs) { this->reduce(ar, xs...); };
+    }
 };
 
 struct Crc32Hasher {
@@ -246,10 +252,10 @@ private:
     ValueType checksum_;
 };
 
-#define PROCESS_FIELDS(...)               \
-    template <typename AR>                \
-    void process_fields(AR& ar) {         \
-        return reduce(ar, ##__VA_ARGS__); \
+#define PROCESS_FIELDS(...)                 \
+    template <typename AR>                  \
+    void process_fields(AR& ar) {           \
+        this->reduce_with(ar)(__VA_ARGS__); \
     }
 
 template <typename K, typename V>

@@ -146,8 +146,14 @@ public:
     }
     constexpr size_type find(const CharT* s, size_type pos, size_type n) const noexcept {
         if (n == 0) return pos <= len_ ? pos : npos;
-        for (; n <= len_ && pos <= len_ - n; ++pos)
-            if (Traits::compare(str_ + pos, s, n) == 0) return pos;
+        if (n > len_ || pos > len_ - n) return npos;
+        // Candidates start with s[0]: Traits::find (memchr for char) skips to them.
+        const CharT* p = str_ + pos;
+        const CharT* const last = str_ + (len_ - n);
+        while ((p = Traits::find(p, size_type(last - p) + 1, s[0])) != nullptr) {
+            if (Traits::compare(p + 1, s + 1, n - 1) == 0) return size_type(p - str_);
+            if (p++ == last) break;
+        }
         return npos;
     }
     constexpr size_type find(const CharT* s, size_type pos = 0) const {
@@ -163,6 +169,7 @@ public:
     constexpr size_type rfind(const CharT* s, size_type pos, size_type n) const noexcept {
         if (n > len_) return npos;
         size_type i = len_ - n < pos ? len_ - n : pos;
+        if (n == 0) return i;
         for (;; --i) {
             if (Traits::compare(str_ + i, s, n) == 0) return i;
             if (i == 0) return npos;
