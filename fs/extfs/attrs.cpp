@@ -178,7 +178,7 @@ int ext_filesystem::statfs(const char* path, struct statfs* buf) {
 int ext_filesystem::statvfs(const char* path, struct statvfs* buf) {
     SCOPED_LOCK(mutex_);
     ext2_ino_t ino;
-    if (resolve(path, true, &ino) < 0) return -1;
+    if (path && resolve(path, true, &ino) < 0) return -1;  // nullptr: Photon's callers pass it
     ext2_super_block* sb = fs_->super;
     memset(buf, 0, sizeof(*buf));
     buf->f_bsize = buf->f_frsize = fs_->blocksize;

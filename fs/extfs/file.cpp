@@ -141,7 +141,7 @@ public:
         return fs_->stat_locked(ino_, buf);
     }
     int ftruncate(off_t length) override {
-        if (is_dir_ || !writes()) return errno = EINVAL, -1;
+        if (int e = check_write()) return errno = e, -1;  // EBADF read-only, as Photon's
         SCOPED_LOCK(fs_->mutex());
         return fs_->truncate_locked(ino_, length);
     }

@@ -476,8 +476,14 @@ TEST_F(ExtFs, FileCallsAttributesAndXattrs) {
     EXPECT_EQ(3, app->pwrite("end", 3, 0));  // O_APPEND: at the end, as Linux does
     ASSERT_EQ(0, fs_->stat("/f", &st));
     EXPECT_EQ((off_t)MiB + 3, st.st_size);
+    std::unique_ptr<IFile> ro(fs_->open("/f", O_RDONLY));
+    ASSERT_TRUE(ro);
+    EXPECT_EQ(-1, ro->ftruncate(0));
+    EXPECT_EQ(EBADF, errno);
+    ro.reset();
 
     struct statvfs sv;
+    ASSERT_EQ(0, fs_->statvfs(nullptr, &sv));  // Photon's callers pass no path
     ASSERT_EQ(0, fs_->statvfs("/", &sv));
     EXPECT_EQ(4096u, sv.f_bsize);
     EXPECT_EQ(256 * MiB / 4096, sv.f_blocks);
