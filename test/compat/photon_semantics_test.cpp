@@ -2,12 +2,14 @@
 // test is written the way a Photon program uses the call, and names what
 // differed before.
 #include <photon/photon.h>
+#include <photon/common/alog.h>
 #include <photon/thread/thread-key.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "../util/engine_fixture.h"
@@ -67,6 +69,51 @@ TEST_F(PhotonSemantics, UsleepDeferTakesALambdaWrittenInTheCall) {
     EXPECT_EQ(0, photon::thread_usleep_defer(
                      1, [](void* p) { ++*static_cast<int*>(p); }, &deferred));
     EXPECT_EQ(2, deferred);
+}
+
+// An output that keeps every line and its level.
+class Lines : public ILogOutput {
+public:
+    std::vector<std::pair<int, std::string>> lines;
+    void write(int level, const char* begin, const char* end) override {
+        lines.emplace_back(level, std::string(begin, end));
+    }
+    int get_log_file_fd() override { return -1; }
+    uint64_t set_throttle(uint64_t t = -1ULL) override { return t; }
+    uint64_t get_throttle() override { return -1ULL; }
+    void destruct() override {}
+    int set_level_color(int, unsigned char) override { return 0; }
+};
+
+struct Point {
+    int x, y;
+};
+LogBuffer& operator<<(LogBuffer& log, const Point& p) {
+    return log << '(' << p.x << ',' << p.y << ')';
+}
+
+// Photon's alog test formats into its own small buffers, and its users' operator<<s are
+// written against LogBuffer.
+TEST(PhotonSemanticsAlog, LogBufferFormatsIntoTheCallersBufferAndWritesAtTheEnd) {
+    Lines out;
+    {
+        char buf[64];
+        LogBuffer log(buf, sizeof(buf), &out);
+        log << "p=" << Point{1, -2} << ' ' << DEC(7).width(3).padding('0');
+        log.printf(' ', HEX(255), ' ', 2.5);
+        log.level = ALOG_WARN;
+        EXPECT_TRUE(out.lines.empty());  // written when it ends
+    }
+    ASSERT_EQ(1u, out.lines.size());
+    EXPECT_EQ(ALOG_WARN, out.lines[0].first);
+    EXPECT_EQ("p=(1,-2) 007 FF 2.5000", out.lines[0].second);
+    {
+        char small[8];  // at most 6 bytes, as Photon's
+        LogBuffer log(small, sizeof(small), &out);
+        log << "0123456789" << (void*)0x1234567890ABCDEFull << DEC(5).width(40);
+    }
+    ASSERT_EQ(2u, out.lines.size());
+    EXPECT_EQ("012345", out.lines[1].second);
 }
 
 }  // namespace

@@ -11,8 +11,9 @@
 //
 // Not provided from PhotonLibOS's header: its formatting machinery (ALogBuffer, LogFormatter,
 // log_formatter, Prologue, STFMTLogBuffer, __log__, DEFINE_PROLOGUE, CopyOrRef), hence neither
-// LogBuffer's constructor over a caller's buffer nor its ptr/size/level fields: LogBuffer is
-// the line that LOG_* and custom `operator<<`s write to. DISABLE_AUDIT empties LOG_AUDIT.
+// LogBuffer's ptr/size fields: LogBuffer is the line that LOG_* and custom `operator<<`s write
+// to, and Photon's `LogBuffer(buf, size, output)` with its `level` formats into a caller's
+// buffer. DISABLE_AUDIT empties LOG_AUDIT.
 //
 // Other differences: outputs start without colours (Photon coloured stdout and stderr;
 // preset_color() restores that), file outputs rotate at any rotate_limit and keep any number
@@ -329,8 +330,17 @@ inline ALogStringPChar alog_forwarding(const T* const& s) {
 class LogBuffer {
 public:
     LogBuffer() = default;
+    // Photon's: formats into buf, at most size - 2 bytes, and at destruction writes them (no
+    // newline added) to output at `level`.
+    LogBuffer(char* buf, size_t size, ILogOutput* output)
+        : base_(buf), ptr_(buf), limit_(buf + (size > 2 ? size - 2 : 0)), out_(output) {}
+    ~LogBuffer() {
+        if (out_) out_->write(level, base_, ptr_);
+    }
     LogBuffer(const LogBuffer&) = delete;
     LogBuffer& operator=(const LogBuffer&) = delete;
+
+    uint32_t level = ALOG_INFO;  // of a LogBuffer over a caller's buffer
 
     void put(char c) {
         if (ptr_ < limit()) *ptr_++ = c;
@@ -345,9 +355,9 @@ public:
                      char padding);
     void put_double(double x, const char* printf_format);
 
-    const char* begin() const { return buf_; }
+    const char* begin() const { return base_; }
     const char* end() const { return ptr_; }
-    size_t size() const { return static_cast<size_t>(ptr_ - buf_); }
+    size_t size() const { return static_cast<size_t>(ptr_ - base_); }
 
     template <typename... Ts>
     LogBuffer& printf(const Ts&... xs) {
@@ -408,10 +418,13 @@ public:
 
 private:
     friend struct alog_line;
-    char* limit() { return buf_ + sizeof(buf_) - 1; }
+    char* limit() { return limit_; }
 
+    char* base_ = buf_;
     char* ptr_ = buf_;
-    char buf_[LOG_BUFFER_SIZE];
+    char* limit_ = buf_ + LOG_BUFFER_SIZE - 1;
+    ILogOutput* out_ = nullptr;
+    char buf_[LOG_BUFFER_SIZE];  // unused over a caller's buffer
 };
 
 // Formatted here, in the header, so that the library's LogBuffer needs nothing new for it.
@@ -484,7 +497,7 @@ struct alog_line {
     // The same to `out` (nothing if null).
     static void finish(LogBuffer& buf, ILogOutput* out, int level) {
         *buf.ptr_++ = '\n';  // the byte limit() kept free
-        if (out) out->write(level, buf.buf_, buf.ptr_);
+        if (out) out->write(level, buf.base_, buf.ptr_);
     }
     // Copies fmt up to the next lone backtick and returns what follows it, or nullptr when fmt
     // has none (`last` copies all of fmt). Doubled backticks print one.

@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include <photon/common/detail/sys_socket.h>
 #include <photon/common/timeout.h>
 
 namespace photon {

@@ -24,6 +24,7 @@
 
 #include <photon/common/callback.h>
 #include <photon/common/object.h>
+#include <photon/common/detail/sys_socket.h>
 #include <photon/common/stream.h>
 #include <photon/common/string_view.h>
 
@@ -37,20 +38,8 @@ LogBuffer& operator<<(LogBuffer& log, const sockaddr_in6& addr);
 namespace photon {
 namespace net {
 
-// The socket option and name calls under PhotonLibOS's names: the kernel's,
-// on a raw fd, never yielding; -1 with errno on failure.
-inline int setsockopt(int fd, int level, int optname, const void* optval, socklen_t optlen) {
-    return ::setsockopt(fd, level, optname, optval, optlen);
-}
-inline int getsockopt(int fd, int level, int optname, void* optval, socklen_t* optlen) {
-    return ::getsockopt(fd, level, optname, optval, optlen);
-}
-inline int getsockname(int fd, struct sockaddr* addr, socklen_t* len) {
-    return ::getsockname(fd, addr, len);
-}
-inline int getpeername(int fd, struct sockaddr* addr, socklen_t* len) {
-    return ::getpeername(fd, addr, len);
-}
+// setsockopt, getsockopt, getsockname and getpeername on a raw fd, under
+// PhotonLibOS's names, come from common/detail/sys_socket.h.
 
 // An IPv4 or IPv6 address in network byte order; IPv4 as v4-mapped IPv6.
 struct __attribute__((packed)) IPAddr {
