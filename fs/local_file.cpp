@@ -197,9 +197,10 @@ private:
 
 int ensure_direct(int fd) {
     int fl = fcntl(fd, F_GETFL);
-    if (fl < 0) LOG_ERRNO_RETURN(0, -1, "localfs: fcntl(", fd, ", F_GETFL) failed");
-    if ((fl & O_DIRECT) == 0 && fcntl(fd, F_SETFL, fl | O_DIRECT) < 0)
-        LOG_ERRNO_RETURN(0, -1, "localfs: cannot switch fd ", fd, " to O_DIRECT for libaio");
+    if (fl < 0 || ((fl & O_DIRECT) == 0 && fcntl(fd, F_SETFL, fl | O_DIRECT) < 0)) {
+        LOG_DEBUG("localfs: cannot switch fd ", fd, " to O_DIRECT for libaio: ", ERRNO());
+        return -1;
+    }
     return 0;
 }
 
@@ -231,7 +232,10 @@ extern "C" IFile* new_localfile_adaptor(int fd, int io_engine_type) {
 extern "C" IFile* open_localfile_adaptor(const char* filename, int flags, mode_t mode,
                                          int io_engine_type) {
     int fd = ::open(filename, local_open_flags(flags, io_engine_type), mode);
-    if (fd < 0) LOG_ERRNO_RETURN(0, nullptr, "localfs: cannot open ", filename);
+    if (fd < 0) {  // an answer the caller handles, as open(2)'s: DEBUG only
+        LOG_DEBUG("localfs: cannot open ", filename, ": ", ERRNO());
+        return nullptr;
+    }
     IFile* f = new_local_file(fd, io_engine_type, nullptr);
     if (!f) ::close(fd);
     return f;

@@ -16,11 +16,11 @@ namespace photon {
 namespace fs {
 namespace {
 
-// Failures are logged here, where they are detected; a missing path is a
-// normal answer to stat/lstat/access (subfs probes with lstat): not logged.
-int checked(int r, const char* op, const char* path, bool quiet_enoent = false) {
-    if (r < 0 && !(quiet_enoent && (errno == ENOENT || errno == ENOTDIR)))
-        LOG_ERRNO_RETURN(0, r, "localfs: ", op, "(", path, ") failed");
+// A failed call is an answer the caller handles, as the syscall's would be
+// (EEXIST from mkdir, ENOENT from stat...): -1 with errno, logged at DEBUG
+// only, as PhotonLibOS's localfs is silent there.
+int checked(int r, const char* op, const char* path) {
+    if (r < 0) LOG_DEBUG("localfs: ", op, "(", path, ") failed: ", ERRNO());
     return r;
 }
 
@@ -88,7 +88,7 @@ public:
     }
     ssize_t readlink(const char* p, char* buf, size_t n) override {
         ssize_t r = ::readlink(p, buf, n);
-        if (r < 0) LOG_ERRNO_RETURN(0, -1, "localfs: readlink(", p, ") failed");
+        if (r < 0) return checked(-1, "readlink", p);
         return r;
     }
     int link(const char* o, const char* n) override { return checked(::link(o, n), "link", n); }
@@ -109,15 +109,9 @@ public:
     int statvfs(const char* p, struct statvfs* b) override {
         return checked(::statvfs(p, b), "statvfs", p);
     }
-    int stat(const char* p, struct stat* b) override {
-        return checked(::stat(p, b), "stat", p, true);
-    }
-    int lstat(const char* p, struct stat* b) override {
-        return checked(::lstat(p, b), "lstat", p, true);
-    }
-    int access(const char* p, int mode) override {
-        return checked(::access(p, mode), "access", p, true);
-    }
+    int stat(const char* p, struct stat* b) override { return checked(::stat(p, b), "stat", p); }
+    int lstat(const char* p, struct stat* b) override { return checked(::lstat(p, b), "lstat", p); }
+    int access(const char* p, int mode) override { return checked(::access(p, mode), "access", p); }
     int truncate(const char* p, off_t len) override {
         return checked(::truncate(p, len), "truncate", p);
     }
@@ -139,7 +133,7 @@ public:
     }
     DIR* opendir(const char* p) override {
         ::DIR* d = ::opendir(p);
-        if (!d) LOG_ERRNO_RETURN(0, nullptr, "localfs: opendir(", p, ") failed");
+        if (!d) return checked(-1, "opendir", p), nullptr;
         return new local_dir(d);
     }
 

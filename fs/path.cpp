@@ -33,7 +33,7 @@ int mkdir_recursive(const string_view& pathname, IFileSystem* fs, mode_t mode) {
     if (!fs) LOG_ERROR_RETURN(EINVAL, -1, "mkdir_recursive: no file system");
     size_t len = pathname.size();
     if (len == 0) return 0;
-    if (len >= PATH_MAX) LOG_ERROR_RETURN(ENAMETOOLONG, -1, "mkdir_recursive: path too long");
+    if (len >= PATH_MAX) return errno = ENAMETOOLONG, -1;  // the caller's to report
     std::string path(pathname);
     for (size_t i = 1; i < len; i++) {
         if (path[i] != '/' || path[i - 1] == '/') continue;  // each run of slashes once

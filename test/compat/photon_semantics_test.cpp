@@ -3,16 +3,23 @@
 // differed before.
 #include <photon/photon.h>
 #include <photon/common/alog.h>
+#include <photon/fs/filesystem.h>
+#include <photon/fs/localfs.h>
+#include <photon/fs/path.h>
 #include <photon/thread/thread-key.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <string>
 #include <vector>
 
 #include "../util/engine_fixture.h"
+#include "../util/temp_dir.h"
 
 namespace {
 
@@ -114,6 +121,51 @@ TEST(PhotonSemanticsAlog, LogBufferFormatsIntoTheCallersBufferAndWritesAtTheEnd)
     }
     ASSERT_EQ(2u, out.lines.size());
     EXPECT_EQ("012345", out.lines[1].second);
+}
+
+// Failed local file system calls are answers the caller handles: -1 with errno and no
+// WARN or ERROR line (mkdir_recursive over existing directories logged each EEXIST).
+TEST_F(PhotonSemantics, FailingLocalfsCallsLogNoErrors) {
+    photon_test::temp_dir dir;
+    ASSERT_TRUE(dir.ok());
+    dir.write("d/file", "x");
+    Lines out;
+    auto saved = log_output;
+    auto saved_level = log_output_level;
+    log_output = &out;
+    log_output_level = ALOG_DEBUG;
+    auto fs = photon::fs::new_localfs_adaptor();
+    ASSERT_NE(nullptr, fs);
+    const std::string d = dir / "d", file = dir / "d/file", missing = dir / "none";
+    EXPECT_EQ(0, photon::fs::mkdir_recursive(dir / "d/e/f", fs));  // d exists
+    EXPECT_EQ(0, photon::fs::mkdir_recursive(dir / "d/e/f", fs));  // all exist
+    std::vector<std::pair<int, int>> results;                      // (result, errno)
+    auto keep = [&](long r) { results.emplace_back((int)r, errno); };
+    keep(fs->mkdir(d.c_str(), 0755));
+    keep(fs->rmdir(d.c_str()));
+    keep(fs->unlink(missing.c_str()));
+    keep(fs->rename(missing.c_str(), (dir / "other").c_str()));
+    keep(fs->chmod(missing.c_str(), 0644));
+    struct stat st;
+    keep(fs->stat(missing.c_str(), &st));
+    keep(fs->lstat(missing.c_str(), &st));
+    keep(fs->access(missing.c_str(), F_OK));
+    char buf[64];
+    keep(fs->readlink(file.c_str(), buf, sizeof(buf)));
+    keep(fs->truncate(missing.c_str(), 0));
+    keep(fs->opendir(missing.c_str()) ? 0 : -1);
+    keep(fs->open(missing.c_str(), O_RDONLY) ? 0 : -1);
+    keep(photon::fs::open_localfile_adaptor(missing.c_str(), O_RDONLY) ? 0 : -1);
+    keep(photon::fs::mkdir_recursive(std::string(PATH_MAX + 1, 'a'), fs));
+    const std::vector<std::pair<int, int>> expected = {
+        {-1, EEXIST}, {-1, ENOTEMPTY}, {-1, ENOENT}, {-1, ENOENT},      {-1, ENOENT},
+        {-1, ENOENT}, {-1, ENOENT},    {-1, ENOENT}, {-1, EINVAL},      {-1, ENOENT},
+        {-1, ENOENT}, {-1, ENOENT},    {-1, ENOENT}, {-1, ENAMETOOLONG}};
+    delete fs;
+    log_output = saved;
+    log_output_level = saved_level;
+    EXPECT_EQ(expected, results);
+    for (auto& l : out.lines) EXPECT_LT(l.first, ALOG_WARN) << l.second;
 }
 
 }  // namespace
