@@ -1,4 +1,7 @@
 // filecopy (filecopy.h): read a block, write it all, until the input ends.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -52,6 +55,16 @@ int write_block(IFile* out, char* buf, size_t len, size_t cap, off_t offset, int
     return 0;
 }
 
+// After a short read, a read that fails with EINVAL may be an O_DIRECT input
+// refusing the unaligned offset at which it ended: the end, if its size says so.
+bool ended_unaligned(IFile* in, off_t offset) {
+    int e = errno;
+    struct stat st;
+    bool end = e == EINVAL && in->fstat(&st) == 0 && offset >= st.st_size;
+    errno = e;
+    return end;
+}
+
 }  // namespace
 
 ssize_t filecopy(IFile* infile, IFile* outfile, size_t bs, int retry_limit) {
@@ -62,11 +75,13 @@ ssize_t filecopy(IFile* infile, IFile* outfile, size_t bs, int retry_limit) {
         LOG_ERROR_RETURN(ENOMEM, -1, "filecopy: cannot allocate a buffer of ", bs);
     std::unique_ptr<char, free_deleter> buf((char*)p);
     off_t offset = 0;
-    bool padded = false;
+    bool padded = false, short_read = false;
     for (;;) {
         ssize_t n = with_retries(retry_limit, [&] { return infile->pread(buf.get(), bs, offset); });
+        if (n < 0 && short_read && ended_unaligned(infile, offset)) break;
         if (n < 0) LOG_ERRNO_RETURN(0, -1, "filecopy: failed to read at ", offset);
         if (n == 0) break;
+        short_read = (size_t)n < bs;
         if (write_block(outfile, buf.get(), n, cap, offset, retry_limit, &padded) < 0) return -1;
         offset += n;
     }
