@@ -4,6 +4,7 @@
 // IFile under it yields the coroutine in the middle of a call.
 #pragma once
 
+#include <photon/thread/locker.h>
 #include <photon/thread/mutex.h>
 
 #include <unordered_map>

@@ -96,7 +96,8 @@ protected:
         file_.reset();
     }
     void skip_without_tools() {
-        fsck_ = tool("e2fsck");
+        fsck_ = tool("fsck.ext4");
+        if (fsck_.empty()) fsck_ = tool("e2fsck");
         debugfs_ = tool("debugfs");
         if (fsck_.empty() || debugfs_.empty()) {
             GTEST_SKIP() << "e2fsprogs' e2fsck/debugfs not installed (Debian package e2fsprogs)";
