@@ -12,8 +12,8 @@
 //
 // Not done (-1 with errno, logged, the image untouched): shrinking
 // (EOPNOTSUPP), meta_bg and bigalloc file systems (EOPNOTSUPP), more
-// descriptor blocks than the reserved GDT blocks hold (ENOSPC), an image
-// marked with errors (EUCLEAN: run e2fsck first).
+// descriptor blocks than the reserved GDT blocks hold (ENOSPC), an image not
+// marked clean (EUCLEAN: run e2fsck first).
 #include <string.h>
 #include <sys/stat.h>
 
@@ -89,7 +89,9 @@ public:
             LOG_ERROR_RETURN(0, EOPNOTSUPP, "resize_extfs: meta_bg and bigalloc are not supported");
         }
         if ((sb_->s_state & EXT2_ERROR_FS) || !(sb_->s_state & EXT2_VALID_FS)) {
-            LOG_ERROR_RETURN(0, EUCLEAN, "resize_extfs: the file system has errors: e2fsck first");
+            LOG_ERROR_RETURN(0, EUCLEAN,
+                             "resize_extfs: not clean (errors, or not unmounted cleanly): "
+                             "e2fsck first");
         }
         if (!ext2fs_has_feature_64bit(sb_) && blocks > 0xffffffffULL) blocks = 0xffffffffULL;
         old_ = geometry_for(fs_, ext2fs_blocks_count(sb_));
