@@ -64,6 +64,15 @@ block_cache::block* block_cache::get(uint64_t index) {
 
 int block_cache::write_back(block* b) {
     off_t off = (off_t)(b->index * block_size_);
+    // Whole 4 KiB sectors from an aligned buffer, so that O_DIRECT files work
+    // unadapted; not past the file's end (as far as the writes went).
+    if (b->dirty_lo < b->dirty_hi) {
+        uint32_t lo = b->dirty_lo & ~4095u,
+                 hi = std::min(block_size_, (b->dirty_hi + 4095) & ~4095u);
+        if (off + (off_t)hi > size_) hi = std::max<uint32_t>(b->dirty_hi, (uint32_t)(size_ - off));
+        b->dirty_lo = lo;
+        b->dirty_hi = hi;
+    }
     while (b->dirty_lo < b->dirty_hi) {
         ssize_t n =
             file_->pwrite(b->data + b->dirty_lo, b->dirty_hi - b->dirty_lo, off + b->dirty_lo);

@@ -2,6 +2,7 @@
 // and without the block cache) read back byte for byte, and e2fsprogs' own
 // tools (fsck.ext4 -fn, debugfs) agree from outside; resize_extfs grows an
 // image that stays clean; corrupt images fail with errno, not crashes.
+#include <photon/fs/aligned-file.h>
 #include <photon/fs/extfs/extfs.h>
 #include <photon/fs/localfs.h>
 #include <photon/photon.h>
@@ -601,6 +602,36 @@ TEST_F(ExtFs, CorruptMetadataGivesErrorsNotCrashes) {
         }
         unmount();
     }
+}
+
+// O_DIRECT: through the cache (aligned I/O from aligned memory) as it is, and
+// without the cache through the aligned adaptor.
+TEST_F(ExtFs, WorksOverODirectFiles) {
+    if (dir_.on_tmpfs()) GTEST_SKIP() << "O_DIRECT does not work on tmpfs";
+    make();
+    unmount();
+    for (bool buffer : {true, false}) {
+        std::unique_ptr<IFile> raw(open_localfile_adaptor(image_.c_str(), O_RDWR | O_DIRECT));
+        ASSERT_TRUE(raw);
+        std::unique_ptr<IFile> aligned;
+        if (!buffer) {
+            aligned.reset(new_aligned_file_adaptor(raw.get(), 4096, true));
+            ASSERT_TRUE(aligned);
+        }
+        fs_.reset(new_extfs(buffer ? raw.get() : aligned.get(), buffer));
+        ASSERT_TRUE(fs_) << strerror(errno);
+        std::string name = buffer ? "/cached" : "/aligned", data = pattern(300001, buffer);
+        ASSERT_EQ(0, fs_->mkdir(name.c_str(), 0755));
+        write_file(name + "/f", data);
+        EXPECT_TRUE(read_file(name + "/f") == data);
+        fs_.reset();
+    }
+    mount(false);
+    EXPECT_TRUE(read_file("/cached/f") == pattern(300001, 1));
+    EXPECT_TRUE(read_file("/aligned/f") == pattern(300001, 0));
+    unmount();
+    skip_without_tools();
+    expect_fsck_clean();
 }
 
 // A read-only image (say over HTTP): reads work, writes fail, nothing is written.
