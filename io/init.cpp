@@ -4,11 +4,15 @@
 // accepted as they are.
 #include <photon/photon.h>
 
+#include <pthread.h>
+
+#include <mutex>
 #include <vector>
 
 #include <photon/common/alog.h>
 #include <photon/io/fd-events.h>
 #include <photon/io/signal.h>
+#include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
 
 #include "init_hooks.h"
@@ -42,6 +46,28 @@ void run_hooks(std::vector<Delegate<void>>*& list) {
     }
 }
 thread_local bool t_owns_signal = false;
+thread_local uint64_t t_event_engine = 0;  // what init() was asked, for a forked child
+thread_local PhotonOptions t_options;
+
+// In a forked child, as PhotonLibOS resets its engines: the vCPU that forked
+// gets an event engine of its own, since the one it had (an epoll set, an
+// io_uring's shared memory) is still the parent's, whose events the child
+// would race for or corrupt. The old engine is left as it is, never freed or
+// waited on (freeing an io_uring would cancel the parent's requests):
+// coroutines parked on it stay parked. Then the signal coroutine restarts.
+void after_fork_in_child() {
+    vcpu_base* v = get_vcpu();
+    if (!v || !v->master_event_engine) return;
+    uint64_t kind = t_event_engine ? t_event_engine : v->master_event_engine->engine_kind();
+    MasterEventEngine* e = new_master_event_engine(kind, t_options);
+    if (!e) {
+        LOG_ERROR("photon: no event engine for the forked child: ", ERRNO());
+        return;
+    }
+    set_vcpu_idle_wait(v, e);
+    v->master_event_engine = e;
+    sync_signal_after_fork();
+}
 
 constexpr uint64_t kEngineBits = INIT_EVENT_EPOLL | INIT_EVENT_IOURING | INIT_EVENT_EPOLL_NG |
                                  INIT_EVENT_SELECT | INIT_EVENT_KQUEUE | INIT_EVENT_IOCP;
@@ -65,6 +91,10 @@ int init(uint64_t event_engine, uint64_t io_engine, const PhotonOptions& options
         undo_init();
         return -1;
     }
+    t_event_engine = event_engine;
+    t_options = options;
+    static std::once_flag atfork_once;
+    std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, &after_fork_in_child); });
     // One signal coroutine per process: the first vCPU with an engine that
     // asks runs it.
     if ((event_engine & INIT_EVENT_SIGNAL) && (event_engine & kEngineBits)) {

@@ -13,4 +13,9 @@ namespace photon {
 // Returns true (for a static initializer). At most 8 parts.
 bool register_io_part(uint64_t io_bit, int (*init)());
 
+// In a forked child, on the vCPU that forked: if it runs the signal coroutine,
+// a new signalfd and coroutine take over (the old ones wait on the parent's
+// event engine, which the child no longer uses). signal.cpp.
+void sync_signal_after_fork();
+
 }  // namespace photon

@@ -8,10 +8,13 @@
 
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include <photon/common/alog.h>
 #include <photon/io/fd-events.h>
 #include <photon/thread/thread.h>
+
+#include "init_hooks.h"
 
 namespace photon {
 namespace {
@@ -91,6 +94,32 @@ void set_blocked(int signum, bool blocked) {
 }
 
 }  // namespace
+
+void sync_signal_after_fork() {
+    // The child has only this OS thread: a lock another thread held at the
+    // fork stays held, so the lock starts afresh.
+    new (&g_lock) std::mutex;
+    signal_state* old = g_state;
+    if (!old || old->vcpu != get_vcpu()) return;
+    auto st = new signal_state;
+    st->mask = old->mask;
+    memcpy(st->actions, old->actions, sizeof(st->actions));
+    st->vcpu = old->vcpu;
+    st->sfd = signalfd(-1, &st->mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (st->sfd >= 0) st->th = thread_create(&signal_loop, st, 64 * 1024, 0, THREAD_DAEMON);
+    if (!st->th) {
+        LOG_ERROR("sync_signal: cannot restart signal handling in a forked child: ", ERRNO());
+        if (st->sfd >= 0) close(st->sfd);
+        delete st;
+        return;
+    }
+    st->jh = thread_enable_join(st->th);
+    // The old coroutine stays parked on the parent's engine, which this
+    // process never waits on again: it is left, with its state, not freed.
+    old->stop = true;
+    close(old->sfd);
+    g_state = st;
+}
 
 extern "C" int sync_signal_init() {
     if (!get_vcpu()) LOG_ERROR_RETURN(ENOSYS, -1, "sync_signal_init: not a vCPU");

@@ -7,6 +7,7 @@
 #include <photon/fs/filesystem.h>
 #include <photon/fs/localfs.h>
 #include <photon/fs/path.h>
+#include <photon/io/signal.h>
 #include <photon/thread/thread-key.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
@@ -16,6 +17,8 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <memory>
@@ -203,5 +206,61 @@ TEST(PhotonSemanticsFs, FilecopyFromAnODirectInputOfUnalignedSizeCompletes) {
         EXPECT_TRUE(got == data) << size;
     }
 }
+
+// A photon process with sync_signal on, on each event engine.
+class PhotonSemanticsSignal : public ::testing::TestWithParam<uint64_t> {
+protected:
+    void SetUp() override {
+        if (photon::init(GetParam() | photon::INIT_EVENT_SIGNAL, photon::INIT_IO_NONE) < 0) {
+            if (GetParam() == photon::INIT_EVENT_IOURING) GTEST_SKIP() << "no io_uring here";
+            FAIL() << "photon::init failed: " << strerror(errno);
+        }
+    }
+    void TearDown() override { photon_test::fini_vcpu(); }
+};
+
+volatile sig_atomic_t g_sigterm_seen = 0;
+
+// Photon re-creates its signalfd in a forked child: a handler set there runs.
+TEST_P(PhotonSemanticsSignal, SyncSignalRunsItsHandlerInAForkedChild) {
+    bool parent_seen = false;
+    static bool* parent_flag;
+    parent_flag = &parent_seen;
+    ASSERT_NE(SIG_ERR, photon::sync_signal(SIGUSR1, [](int) { *parent_flag = true; }));
+    // The signal coroutine has run and waits on its signalfd when the process forks.
+    kill(getpid(), SIGUSR1);
+    for (int i = 0; i < 1000 && !parent_seen; i++) photon::thread_usleep(10 * 1000);
+    ASSERT_TRUE(parent_seen);
+    parent_seen = false;
+    photon::thread_usleep(1000);
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // The child: at most 10 s, then it reports failure on its own.
+        if (photon::sync_signal(SIGTERM, [](int) { g_sigterm_seen = 1; }) == SIG_ERR) _exit(2);
+        kill(getpid(), SIGTERM);
+        for (int i = 0; i < 1000 && !g_sigterm_seen; i++) photon::thread_usleep(10 * 1000);
+        _exit(g_sigterm_seen ? 0 : 3);
+    }
+    int status = -1;
+    for (int i = 0; i < 3000; i++) {  // at most 30 s
+        if (waitpid(pid, &status, WNOHANG) == pid) break;
+        photon::thread_usleep(10 * 1000);
+    }
+    if (!WIFEXITED(status) && !WIFSIGNALED(status)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    EXPECT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(0, WEXITSTATUS(status));  // 3: the handler never ran, 2: sync_signal failed
+    // The parent's own handling still works.
+    kill(getpid(), SIGUSR1);
+    for (int i = 0; i < 1000 && !parent_seen; i++) photon::thread_usleep(10 * 1000);
+    EXPECT_TRUE(parent_seen);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, PhotonSemanticsSignal, PHOTON_TEST_EVENT_ENGINES,
+                         photon_test::engine_name);
 
 }  // namespace

@@ -3,7 +3,9 @@
 // with INIT_EVENT_SIGNAL does, on the first vCPU that asks), so they may
 // sleep, lock and do I/O like any coroutine. The signals handled this way
 // are blocked in the calling OS thread and read from a signalfd; threads
-// created afterwards inherit the mask. Call from that vCPU.
+// created afterwards inherit the mask. Call from that vCPU. A child forked
+// from that vCPU gets its own event engine, signalfd and signal coroutine, as
+// with Photon (coroutines parked on the parent's engine stay parked there).
 #pragma once
 
 #include <signal.h>
