@@ -10,6 +10,7 @@
 #include <photon/common/alog.h>
 #include <photon/thread/stack-allocator.h>
 
+#include "stack_direct.h"
 #include "stack_pool.h"
 #include "stack_slab.h"
 
@@ -43,17 +44,12 @@ void default_photon_thread_stack_dealloc(void*, void* stack_ptr, size_t) {
     free(stack_ptr);
 }
 
-void* pooled_stack_alloc(void* x, size_t stack_size) {
-    return default_photon_thread_stack_alloc(x, stack_size);
-}
-void pooled_stack_dealloc(void* x, void* stack_ptr, size_t stack_size) {
-    default_photon_thread_stack_dealloc(x, stack_ptr, stack_size);
-}
-void* global_pooled_stack_alloc(void* x, size_t stack_size) {
-    return default_photon_thread_stack_alloc(x, stack_size);
-}
-void global_pooled_stack_dealloc(void* x, void* stack_ptr, size_t stack_size) {
-    default_photon_thread_stack_dealloc(x, stack_ptr, stack_size);
+// The pooled ones, called directly, pool as Photon's do (stack_direct.cpp).
+void* pooled_stack_alloc(void*, size_t stack_size) { return direct_stack_alloc(stack_size); }
+void pooled_stack_dealloc(void*, void* stack_ptr, size_t) { direct_stack_dealloc(stack_ptr); }
+void* global_pooled_stack_alloc(void*, size_t stack_size) { return direct_stack_alloc(stack_size); }
+void global_pooled_stack_dealloc(void*, void* stack_ptr, size_t) {
+    direct_stack_dealloc(stack_ptr);
 }
 
 namespace {
@@ -63,7 +59,7 @@ namespace {
 struct builtin_allocator {
     void* alloc(size_t n) { return default_photon_thread_stack_alloc(nullptr, n); }
     void dealloc(void* p, size_t n) { default_photon_thread_stack_dealloc(nullptr, p, n); }
-    size_t trim(size_t keep) { return pooled_stack_trim_current_vcpu(keep); }
+    size_t trim(size_t keep) { return global_pooled_stack_trim(keep); }
     StackPoolStats stats() { return global_pooled_stack_stats(); }
 } g_builtin;
 
@@ -156,25 +152,31 @@ int use_global_pooled_stack_allocator(const GlobalStackPoolOptions& o) {
     if (!o.per_vcpu_cache_bytes || !o.max_pooled_bytes)
         LOG_ERROR_RETURN(EINVAL, -1, "global pooled stacks: a cache bound of 0 bytes");
     pooled_stack_trim_threshold(std::min(o.per_vcpu_cache_bytes, o.max_pooled_bytes));
+    direct_stack_cache_limit(std::min(o.per_vcpu_cache_bytes, o.max_pooled_bytes));
     set_stack_wipe_bytes(o.wipe_bytes);
     set_photon_thread_stack_allocator();
     return 0;
 }
 
 size_t global_pooled_stack_trim(size_t keep_bytes) {
-    return pooled_stack_trim_current_vcpu(keep_bytes);
+    size_t direct = get_direct_stack_counts().cached_bytes;
+    size_t freed = direct_stack_trim(keep_bytes);
+    size_t left = direct - freed;  // what the direct cache keeps counts against keep_bytes
+    return freed + pooled_stack_trim_current_vcpu(keep_bytes > left ? keep_bytes - left : 0);
 }
 
 GlobalStackPoolStats global_pooled_stack_stats() {
     GlobalStackPoolStats s;
     stack_cache_counts c = get_stack_cache_counts();
+    direct_stack_counts d = get_direct_stack_counts();
     slab_usage u = get_slab_usage();
-    s.hits = c.hits;
-    s.misses = c.misses;
-    s.pooled_bytes = c.pooled_bytes;
+    s.hits = c.hits + d.hits;
+    s.misses = c.misses + d.misses;
+    s.pooled_bytes = c.pooled_bytes + d.cached_bytes;
+    s.corruptions = d.corruptions;
     // Pooled stacks are out of the slabs too; the two are read apart, so
     // clamp rather than wrap.
-    s.live_bytes = u.usable_out > c.pooled_bytes ? u.usable_out - c.pooled_bytes : 0;
+    s.live_bytes = u.usable_out > s.pooled_bytes ? u.usable_out - s.pooled_bytes : 0;
     s.mapped_bytes = u.mapped_bytes;
     const size_t out_slots = u.usable_out + u.stacks_out * page_size();  // guards too
     s.cold_bytes = u.mapped_bytes > out_slots ? u.mapped_bytes - out_slots : 0;

@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "test_util.h"
 
@@ -88,9 +89,14 @@ char* run_one(size_t stack = 64 * 1024) {
 // ---- the functions called directly --------------------------------------------
 
 TEST(StackAllocFunctions, GivePageAlignedMemoryWithAGuardAtTheBottom) {
-    for (auto f : {&photon::default_photon_thread_stack_alloc, &photon::pooled_stack_alloc,
-                   &photon::global_pooled_stack_alloc}) {
-        auto p = static_cast<char*>(f(nullptr, 16 * kPage));
+    using alloc_fn = void* (*)(void*, size_t);
+    using dealloc_fn = void (*)(void*, void*, size_t);
+    const std::pair<alloc_fn, dealloc_fn> pairs[] = {
+        {&photon::default_photon_thread_stack_alloc, &photon::default_photon_thread_stack_dealloc},
+        {&photon::pooled_stack_alloc, &photon::pooled_stack_dealloc},
+        {&photon::global_pooled_stack_alloc, &photon::global_pooled_stack_dealloc}};
+    for (auto f : pairs) {
+        auto p = static_cast<char*>(f.first(nullptr, 16 * kPage));
         ASSERT_NE(nullptr, p);
         EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(p) % kPage);
         memset(p + kPage, 1, 15 * kPage);  // above the guard: usable
@@ -100,7 +106,7 @@ TEST(StackAllocFunctions, GivePageAlignedMemoryWithAGuardAtTheBottom) {
         });
         // Killed by SIGSEGV (under ASan: reported, exit code 1), not returned 0.
         EXPECT_FALSE(WIFEXITED(r.second) && WEXITSTATUS(r.second) == 0) << r.first;
-        photon::default_photon_thread_stack_dealloc(nullptr, p, 16 * kPage);
+        f.second(nullptr, p, 16 * kPage);  // each with its own (the pooled ones pool)
     }
     photon::pooled_stack_dealloc(nullptr, nullptr, 0);  // nothing to free
 }

@@ -8,8 +8,11 @@
 // its default and pooled allocators select here: installing any of the
 // *_stack_alloc/dealloc functions below (or use_pooled_stack_allocator(),
 // use_global_pooled_stack_allocator(), or PhotonOptions) selects it. Called
-// directly, those functions hand out plain guarded memory (their Photon
-// contract: `stack_size` bytes, page-aligned, the lowest page PROT_NONE).
+// directly, they keep their Photon contract: `stack_size` bytes, page-aligned,
+// the lowest page PROT_NONE; the default ones are plain memory, the pooled and
+// global pooled ones come from the slabs through a process-wide cache (bounded
+// as a vCPU's), and a double free of theirs is detected, counted in
+// `corruptions`, logged and ignored, as Photon's.
 //
 // A user allocator replaces it for coroutines created afterwards: its memory's
 // lowest page is taken to be a guard (as Photon does) and is not used, and
@@ -189,7 +192,7 @@ struct GlobalStackPoolStats : StackPoolStats {
     size_t cold_bytes = 0;     // free slab slots, released but still mapped
     uint64_t os_maps = 0;      // slabs mapped
     uint64_t os_unmaps = 0;    // slabs unmapped
-    uint64_t corruptions = 0;  // always 0: not checked
+    uint64_t corruptions = 0;  // double frees of directly called pooled allocators
 };
 
 // Plain guarded memory called directly; installed, the built-in allocator.
