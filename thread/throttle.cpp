@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 
 namespace photon {
 
@@ -47,6 +48,35 @@ void throttle::try_signal() {
     if (free) sem.signal(free);
 }
 
+throttle::flow_record& throttle::flow_of(const void* who, int prio, uint64_t part) {
+    const uint64_t t = photon::now;
+    flow_record* stalest = &flows_[0];
+    for (auto& f : flows_) {
+        if (f.who == who) {
+            stalest = &f;
+            break;
+        }
+        if (f.last_seen < stalest->last_seen) stalest = &f;
+    }
+    flow_record& f = *stalest;
+    if (f.who != who) f = {who, 0, t, part, prio};
+    if (t > f.last_seen) f.taken *= std::exp(-double(t - f.last_seen) / double(m_time_window));
+    f.last_seen = t;
+    f.part = part;
+    f.prio = prio;
+    return f;
+}
+
+bool throttle::fair_to_take(const flow_record& f, uint64_t part) {
+    const uint64_t t = photon::now;
+    uint64_t reserve = 0;
+    for (auto& o : flows_)
+        if (&o != &f && o.who && o.prio == f.prio && t - o.last_seen < m_time_window &&
+            o.taken < f.taken)
+            reserve += o.part;
+    return reserve == 0 || sem.count() >= part + reserve;
+}
+
 int throttle::consume(uint64_t amount, Priority prio) {
     const int p = int(prio);
     if (p < 0 || p >= int(Priority::NumPriorities)) {
@@ -60,6 +90,7 @@ int throttle::consume(uint64_t amount, Priority prio) {
         try_signal();
         // More than a bucketful can never be there at once: take it in parts.
         const uint64_t part = (m_limit && amount > m_limit) ? m_limit : amount;
+        flow_record& flow = flow_of(CURRENT, p, part);
         if (starved * 100 > m_slice_num * starving) {
             starved = 0;  // waited long enough: compete for units now
         } else if ((u128)sem.count() * 100 < (u128)m_limit * fulfil) {
@@ -68,8 +99,14 @@ int throttle::consume(uint64_t amount, Priority prio) {
             starved++;
             continue;
         }
+        if (!fair_to_take(flow, part)) {
+            // Its share is taken: the next refill may leave it some.
+            if (thread_usleep(m_time_window_per_slice) != 0) return -1;
+            continue;
+        }
         if (sem.wait_interruptible(part, m_time_window_per_slice) == 0) {
             amount -= part;
+            flow_of(CURRENT, p, part).taken += double(part);
         } else if (errno != ETIMEDOUT) {
             return -1;
         }

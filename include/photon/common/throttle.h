@@ -9,6 +9,12 @@
 // they leave bursts to High, but go ahead anyway once they have waited more
 // than 10% / 20% of a window's slices.
 //
+// Flows of one priority (each consuming coroutine is a flow) share the limit
+// evenly: while others of its priority are active (called within the last
+// window), a flow that has lately taken more than one of them takes units only
+// beyond what those ask for at a time; units nobody else asks for still go to
+// it (PhotonLibOS keeps two flows of one priority at 0.4-0.6 each).
+//
 // Not thread-safe: use one throttle from the coroutines of one vCPU.
 //
 // Differs from PhotonLibOS where it was a trap:
@@ -79,6 +85,22 @@ protected:
     uint64_t m_time_window_per_slice;
     uint64_t m_slice_num;
     uint64_t m_starving_slice_num[int(Priority::NumPriorities)] = {};
+
+private:
+    // The recent consumers, for the fair share among flows of one priority.
+    struct flow_record {
+        const void* who;     // the coroutine; nullptr: a free record
+        double taken;        // units taken, decaying by e every time window
+        uint64_t last_seen;  // its last consume() call, and when `taken` decayed
+        uint64_t part;       // what it asks for at a time
+        int prio;
+    };
+    static constexpr int kFlowRecords = 8;
+    flow_record flows_[kFlowRecords] = {};
+
+    flow_record& flow_of(const void* who, int prio, uint64_t part);
+    // Whether `f` may take `part` units now, leaving what other flows need.
+    bool fair_to_take(const flow_record& f, uint64_t part);
 };
 
 }  // namespace photon
