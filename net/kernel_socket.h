@@ -9,6 +9,7 @@
 #define AF_SMC 43  // Linux >= 4.11; older libcs lack the name
 #endif
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -167,8 +168,10 @@ public:
     int getpeername(char* path, size_t count) override;
 
 private:
+    struct loop_state;
     int make_socket(int family);
-    void accept_loop();
+    void drop_socket();  // closes fd_, errno kept
+    void accept_loop(loop_state* ls);
     static void* accept_loop_entry(void* self);
     int accept_fd(EndPoint* remote);
 
@@ -180,10 +183,13 @@ private:
     Handler handler_;
     sockopt_list opts_;  // also set on accepted sockets
     uint64_t timeout_ = -1;
-    thread* loop_ = nullptr;          // the coroutine running accept_loop
-    join_handle* loop_jh_ = nullptr;  // set when start_loop(false) made it
-    bool stopping_ = false;
-    condition_variable loop_left_;  // a blocking start_loop returned
+    // The running accept loop, shared with terminate() callers, which may be
+    // on other vCPUs and must not touch the server once the loop has left
+    // (a blocking start_loop's caller may delete it then).
+    spinlock loop_lock_;  // guards loop_
+    std::shared_ptr<loop_state> loop_;
+
+    void run_loop(loop_state* ls);
 };
 
 }  // namespace net

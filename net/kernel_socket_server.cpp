@@ -1,11 +1,17 @@
 // KernelSocketServer: binds, listens and accepts; its accept loop gives each
 // connection a coroutine running the handler. Running out of fds or memory
 // on accept is logged (rate-limited) and retried after a pause, so the
-// server keeps serving its open connections and never spins.
+// server keeps serving its open connections and never spins. terminate()
+// may come from any vCPU (PhotonLibOS's net-perf stops servers running on
+// other vCPUs so); it waits on state shared with the loop, never on the
+// server, which a blocking start_loop's caller may delete once it returns.
 #include <netinet/tcp.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <new>
 
 #include <photon/common/alog.h>
 #include <photon/net/basic_socket.h>
@@ -22,6 +28,15 @@ constexpr uint64_t kResourcePauseUs = 10 * 1000;  // EMFILE & co: retry after th
 
 bool out_of_resources(int e) { return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM; }
 }  // namespace
+
+struct KernelSocketServer::loop_state {
+    spinlock lock;              // guards th, jh and left
+    thread* th = nullptr;       // the loop's coroutine, alive until left is set
+    join_handle* jh = nullptr;  // start_loop(false): joined by the first terminator
+    bool left = false;
+    std::atomic<bool> stopping{false};
+    semaphore left_sem{0};  // posted when the loop leaves; each waiter passes it on
+};
 
 KernelSocketServer::~KernelSocketServer() {
     terminate();
@@ -41,12 +56,26 @@ int KernelSocketServer::make_socket(int family) {
     return opts_.apply(fd_);
 }
 
+void KernelSocketServer::drop_socket() {
+    ERRNO e;
+    close_watched_fd(fd_);
+    fd_ = -1;
+    errno = e.no;
+}
+
+// A failed bind closes the socket it made, so a retry (another address, the
+// cause fixed) starts afresh.
 int KernelSocketServer::bind(const EndPoint& ep) {
     if (family_ == AF_UNIX) LOG_ERROR_RETURN(EINVAL, -1, "a unix-domain server binds a path");
-    if (make_socket(ep.is_ipv4() ? AF_INET : AF_INET6) < 0) return -1;
+    if (make_socket(ep.is_ipv4() ? AF_INET : AF_INET6) < 0) {
+        if (fd_ >= 0) drop_socket();
+        return -1;
+    }
     sockaddr_storage s(ep);
-    if (::bind(fd_, s.get_sockaddr(), s.get_socklen()) < 0)
+    if (::bind(fd_, s.get_sockaddr(), s.get_socklen()) < 0) {
+        drop_socket();
         LOG_ERRNO_RETURN(0, -1, "bind to ` failed", ep);
+    }
     return 0;
 }
 
@@ -58,9 +87,14 @@ int KernelSocketServer::bind(const char* path, size_t count) {
         struct stat st;
         if (::stat(name.sun_path, &st) == 0 && S_ISSOCK(st.st_mode)) unlink(name.sun_path);
     }
-    if (make_socket(AF_UNIX) < 0) return -1;
-    if (::bind(fd_, (sockaddr*)&name, sizeof(name)) < 0)
+    if (make_socket(AF_UNIX) < 0) {
+        if (fd_ >= 0) drop_socket();
+        return -1;
+    }
+    if (::bind(fd_, (sockaddr*)&name, sizeof(name)) < 0) {
+        drop_socket();
         LOG_ERRNO_RETURN(0, -1, "bind to ` failed", name.sun_path);
+    }
     path_ = name.sun_path;
     return 0;
 }
@@ -102,19 +136,30 @@ ISocketStream* KernelSocketServer::accept(EndPoint* remote_endpoint) {
     return s;
 }
 
-void KernelSocketServer::accept_loop() {
-    while (!stopping_) {
+void KernelSocketServer::accept_loop(loop_state* ls) {
+    while (!ls->stopping.load(std::memory_order_acquire)) {
         int fd = accept_fd(nullptr);
         if (fd < 0) {
             int e = errno;
-            if (stopping_) break;
+            if (ls->stopping.load(std::memory_order_acquire)) break;
+            // A failed accept is the loop's to handle, not an error of the
+            // program: a timeout (the server's timeout()) is silent, the rest
+            // a rate-limited warning, as Photon's loop warns.
             if (out_of_resources(e)) {
-                LOG_EVERY_T(1, LOG_ERROR("accept: out of resources, pausing: ", ERRNO(e)));
+                LOG_EVERY_T(1, LOG_WARN("accept: out of resources, pausing: ", ERRNO(e)));
                 thread_usleep(kResourcePauseUs);
-            } else if (e != ECONNABORTED && e != EINTR && e != EPROTO) {
-                LOG_ERROR("accept failed: ", ERRNO(e));
+            } else if (e != ETIMEDOUT && e != ECONNABORTED && e != EINTR && e != EPROTO &&
+                       e != ECANCELED) {
+                LOG_EVERY_T(1, LOG_WARN("accept failed: ", ERRNO(e)));
                 thread_usleep(kResourcePauseUs);
             }
+            continue;
+        }
+        // Read per connection: the handler may be set after start_loop, as Photon's.
+        Handler h = handler_;
+        if (!h) {
+            LOG_EVERY_T(1, LOG_WARN("a connection came before set_handler(); closed"));
+            close_watched_fd(fd);
             continue;
         }
         ISocketStream* s = make_(fd);
@@ -122,55 +167,102 @@ void KernelSocketServer::accept_loop() {
             close_watched_fd(fd);
             continue;
         }
-        Handler h = handler_;
         thread* th = thread_create11([h, s] {
             h(s);
             delete s;
         });
         if (!th) {
-            LOG_ERROR("no coroutine for a new connection: ", ERRNO());
+            LOG_EVERY_T(1, LOG_WARN("no coroutine for a new connection: ", ERRNO()));
             delete s;
             thread_usleep(kResourcePauseUs);
         }
     }
 }
 
+void KernelSocketServer::run_loop(loop_state* ls) {
+    accept_loop(ls);
+    std::shared_ptr<loop_state> keep;
+    {
+        SCOPED_LOCK(loop_lock_);
+        keep = std::move(loop_);
+    }
+    {
+        SCOPED_LOCK(keep->lock);
+        keep->left = true;
+        keep->th = nullptr;
+    }
+    keep->left_sem.signal(1);
+}
+
 void* KernelSocketServer::accept_loop_entry(void* self) {
-    static_cast<KernelSocketServer*>(self)->accept_loop();
+    auto server = static_cast<KernelSocketServer*>(self);
+    loop_state* ls;
+    {
+        SCOPED_LOCK(server->loop_lock_);
+        ls = server->loop_.get();
+    }
+    server->run_loop(ls);
     return nullptr;
 }
 
 int KernelSocketServer::start_loop(bool block) {
-    if (loop_) LOG_ERROR_RETURN(EALREADY, -1, "the accept loop runs already");
     if (fd_ < 0) LOG_ERROR_RETURN(EBADF, -1, "start_loop before bind/listen");
-    if (!handler_) LOG_ERROR_RETURN(EINVAL, -1, "start_loop without a handler");
-    stopping_ = false;
+    std::shared_ptr<loop_state> ls(new (std::nothrow) loop_state);
+    if (!ls) LOG_ERROR_RETURN(ENOMEM, -1, "no memory for the accept loop");
+    {
+        SCOPED_LOCK(loop_lock_);
+        if (loop_) LOG_ERROR_RETURN(EALREADY, -1, "the accept loop runs already");
+        loop_ = ls;
+    }
     if (!block) {
-        loop_ = thread_create(&accept_loop_entry, this, 64 * 1024);
-        if (!loop_) return -1;
-        loop_jh_ = thread_enable_join(loop_);
+        // Not run before this returns: th and jh are set before it looks.
+        thread* th = thread_create(&accept_loop_entry, this, 64 * 1024);
+        if (!th) {
+            SCOPED_LOCK(loop_lock_);
+            loop_.reset();
+            return -1;
+        }
+        SCOPED_LOCK(ls->lock);
+        ls->th = th;
+        ls->jh = thread_enable_join(th);
         return 0;
     }
-    loop_ = CURRENT;
-    accept_loop();
-    loop_ = nullptr;
-    loop_left_.notify_all();
+    {
+        SCOPED_LOCK(ls->lock);
+        ls->th = CURRENT;
+    }
+    run_loop(ls.get());
     return 0;
 }
 
 void KernelSocketServer::terminate() {
-    if (!loop_) return;
-    stopping_ = true;
-    if (loop_ == CURRENT) return;  // a blocking loop stopping itself: it sees the flag
-    thread_interrupt(loop_, ECANCELED);
-    if (loop_jh_) {
-        thread_join(loop_jh_);
-        loop_jh_ = nullptr;
-        loop_ = nullptr;
-        return;
+    std::shared_ptr<loop_state> ls;
+    {
+        SCOPED_LOCK(loop_lock_);
+        ls = loop_;
     }
-    // A blocking start_loop in another coroutine: it clears loop_ on its way out.
-    while (loop_) loop_left_.wait_no_lock();
+    if (!ls) return;
+    // From here on only ls: once the loop has left, the server may be gone.
+    join_handle* jh;
+    {
+        SCOPED_LOCK(ls->lock);
+        ls->stopping.store(true, std::memory_order_release);
+        if (ls->th == CURRENT) return;  // the loop stopping itself: it sees the flag
+        if (!ls->left) thread_interrupt(ls->th, ECANCELED);
+        jh = ls->jh;
+        ls->jh = nullptr;
+    }
+    // An interrupt that lands while the loop runs (on another vCPU) rather
+    // than waits is lost if the loop read the flag just before: repeat it,
+    // at a growing interval, until the loop has left.
+    uint64_t pause_us = 1000;
+    while (ls->left_sem.wait(1, Timeout(pause_us)) < 0) {
+        SCOPED_LOCK(ls->lock);
+        if (!ls->left) thread_interrupt(ls->th, ECANCELED);
+        if (pause_us < 100 * 1000) pause_us *= 2;
+    }
+    ls->left_sem.signal(1);  // for the next terminator
+    if (jh) thread_join(jh);
 }
 
 Object* KernelSocketServer::get_underlay_object(uint64_t recursion) {

@@ -1,0 +1,362 @@
+// PhotonLibOS socket-server semantics its own programs rely on (issue 30):
+// each test is written the way a Photon program uses the server, and names
+// what differed before. Servers listen on 127.0.0.1 only.
+#include <photon/photon.h>
+#include <photon/common/alog.h>
+#include <photon/net/http/server.h>
+#include <photon/net/security-context/tls-stream.h>
+#include <photon/net/socket.h>
+#include <photon/rpc/rpc.h>
+#include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
+
+#include <gtest/gtest.h>
+
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../util/engine_fixture.h"
+#include "../util/wait.h"
+
+namespace {
+
+using photon::net::ISocketServer;
+using photon::net::ISocketStream;
+
+double thread_cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+// How to make one kind of server on the server's vCPU, and how to stop what
+// serves its connections (HTTP, RPC) from another vCPU.
+struct ServerKind {
+    std::function<ISocketServer*()> make;
+    bool uds = false;
+    // Made on the server's vCPU: sets the handler; returns the object that
+    // serves connections (or nullptr), deleted there after the loop.
+    std::function<Object*(ISocketServer*)> serve_with;
+    // Called from the terminating vCPU after terminate().
+    std::function<void(Object*)> stop_serving;
+};
+
+int no_op_handler(void*, ISocketStream*) { return 0; }
+
+// A server on its own OS thread and vCPU, running start_loop(true) until
+// terminated, as PhotonLibOS's net-perf server runs each of its servers.
+class ServerThread {
+public:
+    ServerThread(uint64_t engine, const ServerKind& kind) : engine_(engine), kind_(kind) {
+        if (kind.uds) {
+            snprintf(path_, sizeof(path_), "/tmp/photon-net-semantics-%d-%p.sock", (int)getpid(),
+                     (void*)this);
+            unlink(path_);
+        }
+        th_ = std::thread([this] { run(); });
+    }
+    ~ServerThread() {
+        if (th_.joinable()) th_.join();
+        if (path_[0]) unlink(path_);
+    }
+    // Waits (off the photon scheduler's clock) until the loop runs; false if
+    // the server could not be set up.
+    bool wait_running() {
+        photon_test::wait_for_off_vcpu([&] { return state_.load() != 0; }, 20000);
+        return state_.load() == 1;
+    }
+    ISocketServer* server() { return server_; }
+    Object* serving() { return serving_; }
+    ISocketStream* connect() {
+        if (path_[0]) {
+            std::unique_ptr<photon::net::ISocketClient> cli(photon::net::new_uds_client());
+            return cli->connect(path_);
+        }
+        std::unique_ptr<photon::net::ISocketClient> cli(photon::net::new_tcp_socket_client());
+        return cli->connect(photon::net::EndPoint(photon::net::IPAddr::V4Loopback(), port_));
+    }
+    bool loop_returned() const { return returned_.load(); }
+    int loop_result() const { return result_; }
+    // Lets the server's vCPU delete the server and what serves it.
+    void release() { released_ = true; }
+    void join() { th_.join(); }
+
+private:
+    void run() {
+        if (photon::init(engine_, photon::INIT_IO_NONE) < 0) {
+            state_ = 2;
+            return;
+        }
+        server_ = kind_.make();
+        photon::net::EndPoint ep;
+        int bound = !server_ ? -1 : path_[0] ? server_->bind(path_) : server_->bind_v4localhost();
+        if (bound < 0 || server_->listen() < 0 || (!path_[0] && server_->getsockname(ep) < 0)) {
+            state_ = 2;
+        } else {
+            port_ = ep.port;
+            server_->set_handler({nullptr, &no_op_handler});
+            if (kind_.serve_with) serving_ = kind_.serve_with(server_);
+            state_ = 1;
+            result_ = server_->start_loop(true);
+            returned_ = true;
+            // What serves the connections is deleted once it is stopped.
+            photon_test::wait_for([&] { return released_.load(); }, 60000);
+        }
+        delete server_;
+        delete serving_;
+        photon::fini();
+    }
+
+    uint64_t engine_;
+    ServerKind kind_;
+    char path_[108] = {};
+    std::thread th_;
+    ISocketServer* server_ = nullptr;
+    Object* serving_ = nullptr;
+    uint16_t port_ = 0;
+    std::atomic<int> state_{0};  // 1 running, 2 failed
+    std::atomic<bool> returned_{false}, released_{false};
+    int result_ = -1;
+};
+
+class NetSemantics : public photon_test::EngineTest {};
+
+// Runs f in a coroutine of this vCPU and waits at most max_ms for it. The
+// watch is an OS thread of its own (a spinning f holds this vCPU), and a hang
+// cannot be cleaned up (the server thread is stuck with it), so it ends the
+// test program with a message instead of blocking ctest.
+template <typename F>
+void bounded(const char* what, F f, int max_ms = 30000) {
+    std::atomic<bool> done{false};
+    std::thread watch([&] {
+        if (!photon_test::wait_for_off_vcpu([&] { return done.load(); }, max_ms)) {
+            fprintf(stderr, "FAILED: %s did not return within %d ms\n", what, max_ms);
+            _exit(1);
+        }
+    });
+    f();
+    done = true;
+    watch.join();
+}
+
+// net-perf's shutdown: a watcher on the main vCPU terminates servers that
+// each run start_loop(true) on a vCPU of their own, then stops what serves
+// their connections. terminate() spun in waitq_sleep on a freed server.
+void terminate_from_another_vcpu(uint64_t engine, const ServerKind& kind) {
+    ServerThread st(engine, kind);
+    ASSERT_TRUE(st.wait_running());
+    // A connection held open across the stop: the loop has been in accept().
+    std::unique_ptr<ISocketStream> conn(st.connect());
+    if (!conn) st.release();
+    ASSERT_NE(nullptr, conn);
+    double cpu0 = thread_cpu_seconds();
+    auto t0 = std::chrono::steady_clock::now();
+    bounded("terminate()", [&] {
+        st.server()->terminate();
+        if (kind.stop_serving) kind.stop_serving(st.serving());
+    });
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    double cpu = thread_cpu_seconds() - cpu0;
+    EXPECT_TRUE(photon_test::wait_for([&] { return st.loop_returned(); }, 10000));
+    EXPECT_EQ(0, st.loop_result());
+    conn.reset();
+    st.release();
+    bounded("the server's exit", [&] { st.join(); });
+    EXPECT_LT(ms, 10000);
+    // A sleeping waiter burns next to nothing; a spinning one a core.
+    EXPECT_LT(cpu, 0.5 + ms / 1000.0 * 0.3) << "terminate took " << ms << " ms";
+    printf("terminate: %lld ms, %.3f s CPU\n", (long long)ms, cpu);
+}
+
+ServerKind tcp_kind() {
+    return {[] { return photon::net::new_tcp_socket_server(); }};
+}
+
+TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingTcpLoop) {
+    terminate_from_another_vcpu(GetParam(), tcp_kind());
+}
+
+TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingUdsLoop) {
+    ServerKind k{[] { return photon::net::new_uds_server(true); }, true};
+    terminate_from_another_vcpu(GetParam(), k);
+}
+
+TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingIouringLoop) {
+    std::string why;
+    if (!photon_test::iouring_available(&why)) GTEST_SKIP() << why;
+    terminate_from_another_vcpu(GetParam(), {[] { return photon::net::new_iouring_tcp_server(); }});
+}
+
+TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingTlsLoop) {
+    ServerKind k{[] {
+        static auto ctx = photon::net::new_tls_context();
+        return ctx ? photon::net::new_tls_server(ctx, photon::net::new_tcp_socket_server(), true)
+                   : nullptr;
+    }};
+    terminate_from_another_vcpu(GetParam(), k);
+}
+
+// An HTTP server's kept-alive connection, stopped by stop() from the
+// terminating vCPU.
+TEST_P(NetSemantics, TerminateAndStopFromAnotherVcpuEndAnHttpServer) {
+    ServerKind k = tcp_kind();
+    k.serve_with = [](ISocketServer* s) -> Object* {
+        auto http = photon::net::http::new_http_server();
+        s->set_handler(http->get_connection_handler());
+        return http;
+    };
+    k.stop_serving = [](Object* o) {
+        EXPECT_EQ(0, static_cast<photon::net::http::HTTPServer*>(o)->stop(5000 * 1000));
+    };
+    terminate_from_another_vcpu(GetParam(), k);
+}
+
+int serve_rpc(void* sk, ISocketStream* s) {
+    return static_cast<photon::rpc::Skeleton*>(sk)->serve(s);
+}
+
+// An RPC skeleton serving an idle connection, shut down from the
+// terminating vCPU.
+TEST_P(NetSemantics, TerminateAndShutdownFromAnotherVcpuEndAnRpcSkeleton) {
+    ServerKind k = tcp_kind();
+    k.serve_with = [](ISocketServer* s) -> Object* {
+        auto sk = photon::rpc::new_skeleton();
+        s->set_handler({sk, &serve_rpc});
+        return sk;
+    };
+    k.stop_serving = [](Object* o) {
+        EXPECT_EQ(0, static_cast<photon::rpc::Skeleton*>(o)->shutdown());
+    };
+    terminate_from_another_vcpu(GetParam(), k);
+}
+
+TEST_P(NetSemantics, TerminateJoinsABackgroundLoopFromAnotherVcpu) {
+    std::atomic<ISocketServer*> srv{nullptr};
+    std::atomic<bool> stop{false}, done{false};
+    uint64_t engine = GetParam();
+    std::thread t([&] {
+        ASSERT_EQ(0, photon::init(engine, photon::INIT_IO_NONE));
+        auto s = photon::net::new_tcp_socket_server();
+        s->set_handler({nullptr, [](void*, ISocketStream*) { return 0; }});
+        EXPECT_EQ(0, s->bind_v4localhost());
+        EXPECT_EQ(0, s->listen());
+        EXPECT_EQ(0, s->start_loop(false));
+        srv = s;
+        while (!stop) photon::thread_usleep(1000);
+        delete s;
+        photon::fini();
+        done = true;
+    });
+    ASSERT_TRUE(photon_test::wait_for([&] { return srv.load() != nullptr; }, 20000));
+    double cpu0 = thread_cpu_seconds();
+    bounded("terminate()", [&] { srv.load()->terminate(); });
+    EXPECT_LT(thread_cpu_seconds() - cpu0, 2.0);
+    stop = true;
+    t.join();
+    EXPECT_TRUE(done);
+}
+
+// Photon's KernelSocketServer reads its handler for each connection: a
+// server may start its loop first and be given the handler after.
+TEST_P(NetSemantics, StartLoopBeforeSetHandlerIsAccepted) {
+    auto srv = photon::net::new_tcp_socket_server();
+    ASSERT_NE(nullptr, srv);
+    ASSERT_EQ(0, srv->bind_v4localhost());
+    ASSERT_EQ(0, srv->listen());
+    photon::net::EndPoint ep;
+    ASSERT_EQ(0, srv->getsockname(ep));
+    ASSERT_EQ(0, srv->start_loop(false));
+    static std::atomic<int> handled;
+    handled = 0;
+    srv->set_handler({nullptr, [](void*, ISocketStream* s) {
+                          handled++;
+                          char c = 'x';
+                          return (int)s->write(&c, 1);
+                      }});
+    auto cli = photon::net::new_tcp_socket_client();
+    auto conn = cli->connect(ep);
+    ASSERT_NE(nullptr, conn);
+    char c = 0;
+    EXPECT_EQ(1, conn->read(&c, 1));
+    EXPECT_EQ('x', c);
+    EXPECT_EQ(1, handled.load());
+    delete conn;
+    delete cli;
+    delete srv;
+}
+
+// A bind that fails (the port is taken) leaves the server as it was: a
+// retry on a free port works.
+TEST_P(NetSemantics, BindRetriesAfterAFailedBind) {
+    auto taken = photon::net::new_tcp_socket_server();
+    ASSERT_EQ(0, taken->bind_v4localhost());
+    ASSERT_EQ(0, taken->listen());
+    photon::net::EndPoint ep;
+    ASSERT_EQ(0, taken->getsockname(ep));
+    auto srv = photon::net::new_tcp_socket_server();
+    EXPECT_EQ(-1, srv->bind(ep));
+    EXPECT_EQ(EADDRINUSE, errno);
+    EXPECT_EQ(0, srv->bind_v4localhost()) << strerror(errno);
+    EXPECT_EQ(0, srv->listen());
+    photon::net::EndPoint ep2;
+    EXPECT_EQ(0, srv->getsockname(ep2));
+    EXPECT_NE(ep.port, ep2.port);
+    delete srv;
+    delete taken;
+}
+
+// An output that keeps the levels of the lines written to it.
+class Levels : public ILogOutput {
+public:
+    std::mutex mu;
+    std::vector<int> levels;
+    std::vector<std::string> lines;
+    void write(int level, const char* begin, const char* end) override {
+        std::lock_guard<std::mutex> g(mu);
+        levels.push_back(level);
+        lines.emplace_back(begin, end);
+    }
+    int get_log_file_fd() override { return -1; }
+    uint64_t set_throttle(uint64_t t = -1ULL) override { return t; }
+    uint64_t get_throttle() override { return -1ULL; }
+    void destruct() override {}
+};
+
+// A server with an accept timeout and no clients: each timeout is a failed
+// call the loop handles, not an error in the log.
+TEST_P(NetSemantics, AcceptTimeoutsAreNotLoggedAsErrors) {
+    auto srv = photon::net::new_tcp_socket_server();
+    ASSERT_EQ(0, srv->bind_v4localhost());
+    ASSERT_EQ(0, srv->listen());
+    srv->timeout(2000);  // 2 ms
+    srv->set_handler({nullptr, [](void*, ISocketStream*) { return 0; }});
+    Levels out;
+    auto saved = default_logger.log_output;
+    auto saved_level = default_logger.log_level;
+    set_log_output(&out);
+    set_log_output_level(ALOG_DEBUG);
+    ASSERT_EQ(0, srv->start_loop(false));
+    photon::thread_usleep(50 * 1000);  // some 25 timeouts
+    delete srv;
+    set_log_output(saved);
+    set_log_output_level(saved_level);
+    for (size_t i = 0; i < out.levels.size(); i++)
+        EXPECT_LT(out.levels[i], ALOG_ERROR) << out.lines[i];
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(NetSemantics);
+
+}  // namespace
