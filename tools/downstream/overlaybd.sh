@@ -149,14 +149,14 @@ for t in "${!internet_cases[@]}"; do
 done
 exclude="$(IFS='|'; echo "^(${!internet_cases[*]})\$")"
 ctest_status=0
-(cd "$src/build" && ctest --output-on-failure --timeout 900 -E "$exclude") || ctest_status=$?
+(cd "$src/build" && ctest --output-on-failure --timeout 1800 -E "$exclude") || ctest_status=$?
 for t in "${!internet_cases[@]}"; do
     exe="$src/build/output/$t"
     echo "[overlaybd] $t --gtest_filter=-${internet_cases[$t]}"
     if [ ! -x "$exe" ]; then
         echo "[overlaybd] $t: not built"
         ctest_status=1
-    elif ! (cd "$src/build" && timeout 900 "$exe" --gtest_filter="-${internet_cases[$t]}" 2>&1 |
+    elif ! (cd "$src/build" && timeout 1800 "$exe" --gtest_filter="-${internet_cases[$t]}" 2>&1 |
         grep -E '^\[ *(PASSED|FAILED|SKIPPED|OK|RUN) *\]|tests? (ran|from)'); then
         ctest_status=1
     fi
