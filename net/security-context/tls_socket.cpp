@@ -99,7 +99,17 @@ public:
     ISocketStream* accept(EndPoint* remote_endpoint = nullptr) override {
         ISocketStream* s = base_->accept(remote_endpoint);
         if (s && s->timeout() == (uint64_t)-1) s->timeout(base_->timeout());
-        return s ? new_tls_stream(state_->ctx, s, SecurityRole::Server, true) : nullptr;
+        if (!s) return nullptr;
+        std::unique_ptr<ISocketStream> t(
+            make_tls_stream(state_->ctx, s, SecurityRole::Server, true, false));
+        if (!t) return nullptr;
+        if (tls_stream_handshake(t.get()) < 0) {  // fails accept, as documented
+            ERRNO e;
+            t.reset();
+            errno = e.no;
+            return nullptr;
+        }
+        return t.release();
     }
     ISocketServer* set_handler(Handler handler) override {
         state_->handler = handler;

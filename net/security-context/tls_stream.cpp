@@ -485,8 +485,9 @@ ISocketStream* make_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRol
     if (!impl || !base) LOG_ERROR_RETURN(EINVAL, nullptr, "new_tls_stream: no context or base");
     std::unique_ptr<TLSSocketStream> s(new TLSSocketStream(impl, base, role, ownership));
     if (s->init() < 0) return nullptr;
-    if (handshake_now && role == SecurityRole::Server && s->handshake(Timeout(s->timeout())) < 0)
-        return nullptr;
+    // A failed handshake (logged, sticky) fails the stream's I/O, as in
+    // Photon, whose handlers use the stream without a check.
+    if (handshake_now && role == SecurityRole::Server) s->handshake(Timeout(s->timeout()));
     return s.release();
 }
 

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "../net/tls_test_util.h"
 #include "../util/engine_fixture.h"
 #include "../util/wait.h"
 
@@ -355,6 +356,83 @@ TEST_P(NetSemantics, AcceptTimeoutsAreNotLoggedAsErrors) {
     set_log_output_level(saved_level);
     for (size_t i = 0; i < out.levels.size(); i++)
         EXPECT_LT(out.levels[i], ALOG_ERROR) << out.lines[i];
+}
+
+// A plain-text peer instead of a TLS client: Photon's server-role
+// new_tls_stream returns a stream whose I/O fails; handlers written for it
+// use the stream without a check (it returned nullptr, and they crashed).
+TEST_P(NetSemantics, ATlsStreamOverAFailedHandshakeFailsItsIo) {
+    std::unique_ptr<photon::net::TLSContext> ctx(photon::net::new_tls_context());
+    ASSERT_NE(nullptr, ctx);
+    std::unique_ptr<ISocketServer> srv(photon::net::new_tcp_socket_server());
+    ASSERT_EQ(0, srv->bind_v4localhost());
+    ASSERT_EQ(0, srv->listen());
+    photon::net::EndPoint ep;
+    ASSERT_EQ(0, srv->getsockname(ep));
+    std::unique_ptr<photon::net::ISocketClient> cli(photon::net::new_tcp_socket_client());
+    std::unique_ptr<ISocketStream> plain(cli->connect(ep));
+    ASSERT_NE(nullptr, plain);
+    const char req[] = "GET / HTTP/1.0\r\n\r\n";
+    ASSERT_EQ((ssize_t)sizeof(req) - 1, plain->write(req, sizeof(req) - 1));
+    std::unique_ptr<ISocketStream> raw(srv->accept());
+    ASSERT_NE(nullptr, raw);
+    raw->timeout(10 * 1000 * 1000);
+    std::unique_ptr<ISocketStream> tls(
+        photon::net::new_tls_stream(ctx.get(), raw.get(), photon::net::SecurityRole::Server));
+    ASSERT_NE(nullptr, tls);
+    char buf[8];
+    EXPECT_EQ(-1, tls->read(buf, sizeof(buf)));
+    EXPECT_NE(0, errno);
+    EXPECT_EQ(-1, tls->write("x", 1));
+    struct iovec none[1] = {{buf, 0}};
+    EXPECT_GE(0, tls->writev(none, 1));
+}
+
+// Photon's TLS writev of an empty vector writes nothing and returns 0.
+TEST_P(NetSemantics, TlsWritevOfAnEmptyVectorReturnsZero) {
+    auto& pki = photon_test::test_pki::get();
+    if (!pki.ok()) GTEST_SKIP() << "no openssl CLI for a test PKI";
+    std::unique_ptr<photon::net::TLSContext> sctx(
+        photon::net::new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
+    std::unique_ptr<photon::net::TLSContext> cctx(photon::net::new_tls_context());
+    ASSERT_NE(nullptr, sctx);
+    ASSERT_NE(nullptr, cctx);
+    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
+    std::unique_ptr<ISocketServer> srv(photon::net::new_tcp_socket_server());
+    ASSERT_EQ(0, srv->bind_v4localhost());
+    ASSERT_EQ(0, srv->listen());
+    photon::net::EndPoint ep;
+    ASSERT_EQ(0, srv->getsockname(ep));
+    std::unique_ptr<ISocketStream> raw, stls;
+    auto th = photon::thread_enable_join(photon::thread_create11([&] {
+        raw.reset(srv->accept());
+        if (!raw) return;
+        raw->timeout(10 * 1000 * 1000);
+        stls.reset(
+            photon::net::new_tls_stream(sctx.get(), raw.get(), photon::net::SecurityRole::Server));
+        char c;
+        if (stls && stls->read(&c, 1) == 1) stls->write(&c, 1);
+    }));
+    std::unique_ptr<photon::net::ISocketClient> cli(
+        photon::net::new_tls_client(cctx.get(), photon::net::new_tcp_socket_client(), true));
+    cli->timeout(10 * 1000 * 1000);
+    std::unique_ptr<ISocketStream> s(cli->connect(ep));
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, photon::net::tls_stream_set_hostname(s.get(), "localhost"));
+    char b = 'y';
+    struct iovec empty1[1] = {{nullptr, 0}};
+    struct iovec empty2[2] = {{&b, 0}, {nullptr, 0}};
+    EXPECT_EQ(0, s->writev(empty1, 0));  // before the handshake
+    EXPECT_EQ(0, s->writev(empty1, 1));
+    EXPECT_EQ(0, s->writev(empty2, 2));
+    EXPECT_EQ(0, s->writev(nullptr, 0));
+    EXPECT_EQ(1, s->write("z", 1));
+    EXPECT_EQ(0, s->writev(empty1, 1));  // after it
+    EXPECT_EQ(0, s->writev(empty2, 2));
+    char c = 0;
+    EXPECT_EQ(1, s->read(&c, 1));
+    EXPECT_EQ('z', c);
+    photon::thread_join(th);
 }
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(NetSemantics);

@@ -95,10 +95,11 @@ TLSContext* new_tls_context_from_files(const char* cert_file, const char* key_fi
                                        const char* passphrase = nullptr,
                                        TLSVersion version = TLSVersion::TLS12);
 
-// A TLS stream over `base`. Server streams handshake here (nullptr with errno
-// if it fails; base is then deleted iff ownership); client streams handshake
-// on first I/O or tls_stream_handshake(). ownership: deleting the TLS stream
-// deletes base. Its timeout() starts as base's; set it on the TLS stream.
+// A TLS stream over `base`. Server streams handshake here (if it fails, the
+// stream's I/O fails with its errno, as Photon's); client streams handshake
+// on first I/O or tls_stream_handshake(). nullptr (EINVAL) without ctx or
+// base. ownership: deleting the TLS stream deletes base. Its timeout() starts
+// as base's; set it on the TLS stream.
 // Each call is bounded by it as a whole.
 ISocketStream* new_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole role,
                               bool ownership = false);
