@@ -291,6 +291,11 @@ int ClientImpl::call(Operation* op) {
                 : op->body_stream ? Body::Stream
                 : op->body_writer ? Body::Writer
                                   : Body::None;
+    // Photon programs set Content-Length on a GET or HEAD without a body
+    // (Photon sent it and nothing after it): it goes, or the server waits
+    // for that body and finish() fails the call with EPROTO.
+    if (body == Body::None && (req.verb() == Verb::GET || req.verb() == Verb::HEAD))
+        req.headers.erase("Content-Length");
     if ((body == Body::Stream || body == Body::Writer) && !req.headers.has("Content-Length") &&
         !req.headers.has("Transfer-Encoding") &&
         req.headers.insert("Transfer-Encoding", "chunked") < 0)

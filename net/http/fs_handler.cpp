@@ -369,12 +369,16 @@ int fs_handler::serve(Request& req, Response& resp, file_ctx& f) {
         return send_small(resp, {}, false);
     }
 
-    // Range is defined for GET only (RFC 9110 14.2); If-Range guards it.
+    // Range, for HEAD as for GET, as Photon's fs handler (RFC 9110 14.2
+    // defines it for GET, and a HEAD answer is the GET's head); If-Range
+    // guards it. A range of the whole file is answered 200, as Photon's.
     range_result range = range_result::ignore;
-    if (!head_only && req.headers.count("Range") == 1) {
+    if (req.headers.count("Range") == 1) {
         std::string_view ir = req.headers["If-Range"];
         if (ir.empty() || if_range_holds(ir, val.etag(), val.mtime))
             range = parse_range(req.headers["Range"], size, &first, &last);
+        if (range == range_result::partial && first == 0 && last + 1 == size)
+            range = range_result::ignore;
     }
     char cr[64] = "bytes ";  // Content-Range
     size_t crn = 6;

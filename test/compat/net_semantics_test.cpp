@@ -3,6 +3,9 @@
 // what differed before. Servers listen on 127.0.0.1 only.
 #include <photon/photon.h>
 #include <photon/common/alog.h>
+#include <photon/fs/filesystem.h>
+#include <photon/fs/localfs.h>
+#include <photon/net/http/client.h>
 #include <photon/net/http/server.h>
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/socket.h>
@@ -28,6 +31,7 @@
 
 #include "../net/tls_test_util.h"
 #include "../util/engine_fixture.h"
+#include "../util/temp_dir.h"
 #include "../util/wait.h"
 
 namespace {
@@ -433,6 +437,117 @@ TEST_P(NetSemantics, TlsWritevOfAnEmptyVectorReturnsZero) {
     EXPECT_EQ(1, s->read(&c, 1));
     EXPECT_EQ('z', c);
     photon::thread_join(th);
+}
+
+// An HTTP server with Photon's fs handler over a directory holding "f"
+// (100 bytes), and a client, on this vCPU.
+class FsHandlerServer {
+public:
+    FsHandlerServer() {
+        std::string data(100, 'a');
+        for (size_t i = 0; i < data.size(); i++) data[i] = 'a' + i % 26;
+        data_ = data;
+        FILE* f = fopen((dir_.path() + "/f").c_str(), "w");
+        if (f) {
+            fwrite(data.data(), 1, data.size(), f);
+            fclose(f);
+        }
+        fs_.reset(photon::fs::new_localfs_adaptor(dir_.path().c_str()));
+        http_.reset(photon::net::http::new_http_server());
+        http_->add_handler(photon::net::http::new_fs_handler(fs_.get()), true, "/");
+        tcp_.reset(photon::net::new_tcp_socket_server());
+        tcp_->set_handler(http_->get_connection_handler());
+        photon::net::EndPoint ep;
+        if (tcp_->bind_v4localhost() == 0 && tcp_->listen() == 0 && tcp_->getsockname(ep) == 0 &&
+            tcp_->start_loop(false) == 0)
+            url_ = "http://127.0.0.1:" + std::to_string(ep.port) + "/f";
+        client_.reset(photon::net::http::new_http_client());
+    }
+    ~FsHandlerServer() {
+        client_.reset();
+        tcp_->terminate();
+        http_.reset();
+        tcp_.reset();
+    }
+    bool ok() const { return !url_.empty() && fs_ && client_; }
+    // status, Content-Range, Content-Length and the body of a call
+    struct answer {
+        int ret = -1, status = -1;
+        std::string content_range, content_length, body;
+    };
+    answer call(photon::net::http::Verb v, const char* range, bool with_content_length = false) {
+        answer a;
+        auto op = client_->new_operation(v, url_);
+        op->timeout = photon::Timeout(10 * 1000 * 1000);
+        if (range) op->req.headers.insert("Range", range);
+        if (with_content_length) op->req.headers.content_length(100);
+        a.ret = op->call();
+        if (a.ret == 0) {
+            a.status = op->status_code;
+            a.content_range = std::string(op->resp.headers["Content-Range"]);
+            a.content_length = std::string(op->resp.headers["Content-Length"]);
+            char buf[256];
+            ssize_t n;
+            while (v != photon::net::http::Verb::HEAD && (n = op->resp.read(buf, sizeof(buf))) > 0)
+                a.body.append(buf, n);
+        }
+        op->destroy();
+        return a;
+    }
+    const std::string& data() const { return data_; }
+
+private:
+    photon_test::temp_dir dir_;
+    std::string data_, url_;
+    std::unique_ptr<photon::fs::IFileSystem> fs_;
+    std::unique_ptr<photon::net::http::HTTPServer> http_;
+    std::unique_ptr<ISocketServer> tcp_;
+    std::unique_ptr<photon::net::http::Client> client_;
+};
+
+// Photon's fs handler answers 200 when the range covers the whole file.
+TEST_P(NetSemantics, FsHandlerAnswersARangeOfTheWholeFileWith200) {
+    FsHandlerServer s;
+    ASSERT_TRUE(s.ok());
+    for (const char* r : {"bytes=0-", "bytes=0-99", "bytes=-100", "bytes=-1000", "bytes=0-1000"}) {
+        SCOPED_TRACE(r);
+        auto a = s.call(photon::net::http::Verb::GET, r);
+        ASSERT_EQ(0, a.ret);
+        EXPECT_EQ(200, a.status);
+        EXPECT_EQ("", a.content_range);
+        EXPECT_EQ(s.data(), a.body);
+    }
+    auto a = s.call(photon::net::http::Verb::GET, "bytes=1-");
+    EXPECT_EQ(206, a.status);
+    EXPECT_EQ("bytes 1-99/100", a.content_range);
+}
+
+// Photon's fs handler answers HEAD with a Range as it answers GET: 206 and
+// the Content-Range and Content-Length of the range.
+TEST_P(NetSemantics, FsHandlerAnswersHeadWithARangeWith206) {
+    FsHandlerServer s;
+    ASSERT_TRUE(s.ok());
+    auto a = s.call(photon::net::http::Verb::HEAD, "bytes=10-19");
+    ASSERT_EQ(0, a.ret);
+    EXPECT_EQ(206, a.status);
+    EXPECT_EQ("bytes 10-19/100", a.content_range);
+    EXPECT_EQ("10", a.content_length);
+    auto b = s.call(photon::net::http::Verb::GET, "bytes=10-19");  // the connection still works
+    EXPECT_EQ(206, b.status);
+    EXPECT_EQ(s.data().substr(10, 10), b.body);
+}
+
+// Photon programs set Content-Length on every request, HEAD included.
+TEST_P(NetSemantics, HeadWithARequestContentLengthSucceeds) {
+    FsHandlerServer s;
+    ASSERT_TRUE(s.ok());
+    auto a = s.call(photon::net::http::Verb::HEAD, nullptr, true);
+    ASSERT_EQ(0, a.ret) << strerror(errno);
+    EXPECT_EQ(200, a.status);
+    EXPECT_EQ("100", a.content_length);
+    auto b = s.call(photon::net::http::Verb::HEAD, "bytes=0-9", true);
+    ASSERT_EQ(0, b.ret) << strerror(errno);
+    EXPECT_EQ(206, b.status);
 }
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(NetSemantics);
