@@ -379,9 +379,15 @@ int Client::Operation::set_url(std::string_view url) {
     return req.redirect(req.verb(), url, enable_proxy);
 }
 
+// As Photon's: an operation that had no proxy gets its request line in
+// absolute form at once (callers read req.target() before call()).
 int Client::Operation::set_proxy(std::string_view proxy) {
     if (!proxy_.from_string(proxy)) return -1;
-    enable_proxy = true;
+    if (!enable_proxy) {
+        enable_proxy = true;
+        std::string u(url());
+        if (!u.empty() && req.redirect(req.verb(), u, true) < 0) return -1;
+    }
     return 0;
 }
 

@@ -550,6 +550,35 @@ TEST_P(NetSemantics, HeadWithARequestContentLengthSucceeds) {
     EXPECT_EQ(206, b.status);
 }
 
+// Photon's Operation::set_proxy turns the request line to absolute form at
+// once when the operation had no proxy; with one already, it leaves it.
+class NetSemanticsHttp : public photon_test::VcpuTest {};
+
+TEST_F(NetSemanticsHttp, OperationSetProxyRewritesTheTargetAtOnce) {
+    std::unique_ptr<photon::net::http::Client> client(photon::net::http::new_http_client());
+    auto op = client->new_operation(photon::net::http::Verb::GET, "http://example.com/path?q=1");
+    EXPECT_FALSE(op->enable_proxy);
+    EXPECT_EQ("/path?q=1", op->req.target());
+    EXPECT_EQ(0, op->set_proxy("http://myproxy:3128"));
+    EXPECT_TRUE(op->enable_proxy);
+    EXPECT_EQ("http://example.com/path?q=1", op->req.target());
+    EXPECT_EQ("example.com", op->req.headers["Host"]);
+    op->clear_proxy();
+    EXPECT_TRUE(op->enable_proxy);
+    EXPECT_EQ("http://example.com/path?q=1", op->req.target());
+    op->destroy();
+
+    client->set_proxy("http://default-proxy:8080");
+    op = client->new_operation(photon::net::http::Verb::GET, "http://example.com/path");
+    EXPECT_TRUE(op->enable_proxy);
+    std::string before(op->req.target());
+    EXPECT_EQ(0, op->set_proxy("http://op-proxy:9090"));
+    EXPECT_EQ(before, op->req.target());
+    op->clear_proxy();
+    EXPECT_EQ(before, op->req.target());
+    op->destroy();
+}
+
 PHOTON_INSTANTIATE_ENGINE_TESTS(NetSemantics);
 
 }  // namespace

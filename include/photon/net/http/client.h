@@ -99,7 +99,8 @@ public:
 
         void set_enable_proxy(bool enable) { enable_proxy = enable; }
         // This operation's own proxy ("http://host:port"), overriding the
-        // client's; sets enable_proxy. -1 EINVAL for a bad URL.
+        // client's; sets enable_proxy, and if it was off puts the request
+        // target in absolute form at once, as Photon's. -1 EINVAL for a bad URL.
         int set_proxy(std::string_view proxy);
         void clear_proxy() { proxy_.clear(); }
         const StoredURL* get_proxy() { return &proxy_; }
