@@ -11,4 +11,5 @@ set(photon_FOUND TRUE)
 # The round trip's reader (tools/downstream/overlaybd_image_dump.cpp), on overlaybd's image lib.
 add_executable(overlaybd-image-dump "${PHOTON_SOURCE_DIR}/tools/downstream/overlaybd_image_dump.cpp")
 target_include_directories(overlaybd-image-dump PRIVATE "${CMAKE_SOURCE_DIR}/src")
+target_compile_definitions(overlaybd-image-dump PRIVATE RAPIDJSON_HAS_STDSTRING=1)  # as src/ has it
 target_link_libraries(overlaybd-image-dump photon_static overlaybd_image_lib)

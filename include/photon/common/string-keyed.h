@@ -35,6 +35,7 @@
 #include <new>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -127,11 +128,26 @@ public:
     // Constructs the value from args only if k is absent.
     template <class... Args>
     std::pair<iterator, bool> emplace(const key_type& k, Args&&... args) {
+#if __cplusplus >= 201703L
         return base::try_emplace(borrowed(k).ref(), std::forward<Args>(args)...);
+#else  // no try_emplace before C++17: look first, then construct key and value in place
+        auto it = base::find(borrowed(k).ref());
+        if (it != base::end()) return {it, false};
+        return base::emplace(std::piecewise_construct, std::forward_as_tuple(borrowed(k).ref()),
+                             std::forward_as_tuple(std::forward<Args>(args)...));
+#endif
     }
     template <class... Args>
     iterator emplace_hint(const_iterator position, const key_type& k, Args&&... args) {
+#if __cplusplus >= 201703L
         return base::try_emplace(position, borrowed(k).ref(), std::forward<Args>(args)...);
+#else
+        auto it = base::find(borrowed(k).ref());
+        if (it != base::end()) return it;
+        return base::emplace_hint(position, std::piecewise_construct,
+                                  std::forward_as_tuple(borrowed(k).ref()),
+                                  std::forward_as_tuple(std::forward<Args>(args)...));
+#endif
     }
     std::pair<iterator, bool> insert(const value_type& k) { return emplace(k.first, k.second); }
     template <class P>
