@@ -1,5 +1,7 @@
 // Dialer (client_internal.h): name lookup, TCP / unix-socket / TLS
 // connections, CONNECT tunnels through a proxy, and the keep-alive pool.
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <string>
 
@@ -8,6 +10,7 @@
 #include <photon/net/http/message.h>
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/utils.h>
+#include <photon/photon.h>
 #include <photon/thread/thread.h>
 
 #include "client_internal.h"
@@ -48,16 +51,81 @@ std::string pool_key(const DialTarget& t) {
 }
 }  // namespace
 
+struct Dialer::home_state {
+    spinlock lock;  // orders the two ends: the parts are handed over once
+    std::atomic<bool> dialer_gone{false};
+    std::atomic<bool> home_gone{false};
+    std::unique_ptr<TimedResolver> resolver;
+    std::unique_ptr<ISocketClient> tcp;
+    std::vector<IPAddr> tcp_bind_ips;   // tcp's
+    std::unique_ptr<ISocketPool> pool;  // declared last: goes first
+
+    // Empties this state into `into` (destroyed by the caller, out of the lock).
+    void hand_over(home_state& into) {
+        into.pool = std::move(pool);
+        into.tcp = std::move(tcp);
+        into.resolver = std::move(resolver);
+    }
+};
+
+namespace {
+// Per vCPU: the home states of the clients whose home it is, for its fini.
+thread_local std::vector<std::shared_ptr<void>>* t_homes = nullptr;
+}  // namespace
+
+// A late fini hook of a home vCPU: its other coroutines have ended, its
+// engine still runs, so the pools' reapers and idle connections end here.
+void Dialer::fini_homes() {
+    auto homes = t_homes;
+    t_homes = nullptr;
+    if (!homes) return;
+    for (auto& p : *homes) {
+        auto h = static_cast<home_state*>(p.get());
+        home_state parts;
+        {
+            SCOPED_LOCK(h->lock);
+            if (h->dialer_gone) continue;
+            h->home_gone = true;
+            h->hand_over(parts);
+        }
+    }
+    delete homes;
+}
+
+Dialer::Dialer(TLSContext* tls_ctx) : tls_ctx_(tls_ctx), h_(std::make_shared<home_state>()) {}
+
 Dialer::~Dialer() {
-    if (pool_ && __atomic_load_n(&home_, __ATOMIC_ACQUIRE) != get_vcpu())
-        LOG_ERROR("http client: deleted off the vCPU of its connection pool");
+    home_state parts;
+    {
+        SCOPED_LOCK(h_->lock);
+        h_->dialer_gone = true;
+        if (!h_->home_gone) h_->hand_over(parts);
+    }
+    bool home = __atomic_load_n(&home_, __ATOMIC_ACQUIRE) == get_vcpu();
+    if (home && t_homes) {  // else its entry goes at the home's fini or next registration
+        auto& v = *t_homes;
+        v.erase(std::remove(v.begin(), v.end(), std::static_pointer_cast<void>(h_)), v.end());
+    }
+    // parts go here: off the home vCPU, the pool joins its reaper there.
 }
 
 bool Dialer::at_home() {
     vcpu_base* v = get_vcpu();
     vcpu_base* home = nullptr;  // the first caller's vCPU, even if two race
     if (!__atomic_compare_exchange_n(&home_, &home, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return home == v;
+        return home == v && !h_->home_gone.load(std::memory_order_acquire);
+    // Home from now on: its fini frees the home parts if the client outlives it.
+    if (!t_homes) {
+        t_homes = new std::vector<std::shared_ptr<void>>;
+        fini_hook_late(Delegate<void>(&fini_homes));
+    }
+    auto& list = *t_homes;
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [](const std::shared_ptr<void>& p) {
+                                  return static_cast<home_state*>(p.get())->dialer_gone.load();
+                              }),
+               list.end());
+    list.push_back(h_);
     return true;
 }
 
@@ -65,19 +133,20 @@ ISocketStream* Dialer::get(const DialTarget& t, const std::vector<IPAddr>& bind_
                            const Timeout& deadline, bool* reused) {
     *reused = false;
     if (!at_home()) return dial(t, bind_ips, deadline);
-    if (!pool_) {
+    auto& pool = h_->pool;
+    if (!pool) {
         SocketPoolArgs args;
         args.sockclient = new_tcp_socket_client();  // unused: every connection is ours
         args.client_ownership = true;
         args.expiration = kIdleExpiration;
-        pool_.reset(args.sockclient ? new_tcp_socket_pool(args) : nullptr);
-        if (!pool_) {
+        pool.reset(args.sockclient ? new_tcp_socket_pool(args) : nullptr);
+        if (!pool) {
             delete args.sockclient;
             return nullptr;
         }
     }
     bool fresh = false;
-    ISocketStream* s = pool_->connect(pool_key(t), [&]() -> ISocketStream* {
+    ISocketStream* s = pool->connect(pool_key(t), [&]() -> ISocketStream* {
         fresh = true;
         return dial(t, bind_ips, deadline);
     });
@@ -116,8 +185,9 @@ IPAddr Dialer::resolve(std::string_view host, const Timeout& deadline) {
     if (!ip.undefined() || name == "0.0.0.0") return ip;  // a literal
     lookup_fn lookup = lookup_for_tests;
     if (at_home()) {
-        if (!resolver_) resolver_.reset(new_timed_resolver(3600ULL * 1000 * 1000, -1, lookup));
-        return resolver_->resolve_within(host, deadline);
+        auto& resolver = h_->resolver;
+        if (!resolver) resolver.reset(new_timed_resolver(3600ULL * 1000 * 1000, -1, lookup));
+        return resolver->resolve_within(host, deadline);
     }
     std::vector<IPAddr> addrs;
     int n = lookup ? lookup(host, addrs, deadline) : gethostbyname_nb(host, addrs, deadline);
@@ -141,11 +211,11 @@ ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool s
     ISocketClient* cli;
     auto* ips = const_cast<IPAddr*>(bind_ips.data());
     if (at_home()) {
-        if (!tcp_ || tcp_bind_ips_ != bind_ips) {
-            tcp_.reset(new_tcp_socket_client(ips, (uint32_t)bind_ips.size()));
-            tcp_bind_ips_ = bind_ips;
+        if (!h_->tcp || h_->tcp_bind_ips != bind_ips) {
+            h_->tcp.reset(new_tcp_socket_client(ips, (uint32_t)bind_ips.size()));
+            h_->tcp_bind_ips = bind_ips;
         }
-        cli = tcp_.get();
+        cli = h_->tcp.get();
     } else {
         own.reset(new_tcp_socket_client(ips, (uint32_t)bind_ips.size()));
         cli = own.get();
@@ -155,7 +225,7 @@ ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool s
     ISocketStream* s = cli->connect(EndPoint(ip, port));
     if (!s) {
         int e = errno;
-        if (resolver_ && at_home()) resolver_->discard_cache(host, ip);  // maybe stale
+        if (at_home() && h_->resolver) h_->resolver->discard_cache(host, ip);  // maybe stale
         errno = e;
         return nullptr;
     }

@@ -128,7 +128,7 @@ struct DialTarget {
 // DNS cache belong to that vCPU); other vCPUs get connections of their own.
 class Dialer {
 public:
-    explicit Dialer(TLSContext* tls_ctx) : tls_ctx_(tls_ctx) {}
+    explicit Dialer(TLSContext* tls_ctx);
     ~Dialer();
 
     // A connection, idle in the pool (*reused = true) or new; deleting it
@@ -155,13 +155,16 @@ private:
     static int open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host,
                            uint16_t port, const Timeout& deadline);
 
+    // What belongs to the home vCPU. Shared with that vCPU's fini: a home
+    // that ends before the client frees them there (their coroutines and
+    // fds are its), and the client, deleted later on any vCPU, finds them
+    // gone instead of joining a reaper whose vCPU is no more.
+    struct home_state;
+    static void fini_homes();
+
     TLSContext* tls_ctx_;
     vcpu_base* home_ = nullptr;
-    // Home vCPU only:
-    std::unique_ptr<TimedResolver> resolver_;
-    std::unique_ptr<ISocketClient> tcp_;
-    std::vector<IPAddr> tcp_bind_ips_;   // tcp_'s
-    std::unique_ptr<ISocketPool> pool_;  // declared last: goes first
+    std::shared_ptr<home_state> h_;  // made with the Dialer; its parts at home only
 };
 
 }  // namespace http

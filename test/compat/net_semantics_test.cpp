@@ -579,6 +579,80 @@ TEST_F(NetSemanticsHttp, OperationSetProxyRewritesTheTargetAtOnce) {
     op->destroy();
 }
 
+int answer_ok(void*, photon::net::http::Request&, photon::net::http::Response& resp,
+              std::string_view) {
+    resp.set_result(200);
+    resp.headers.content_length(2);
+    return resp.write("ok", 2) == 2 ? 0 : -1;
+}
+
+// A Photon program shares one http::Client among its vCPUs and deletes it
+// on yet another after they are gone: every call succeeded, and the delete
+// hung joining the pool's reaper on the vCPU of the first call, ended.
+// home_first: the first call is this vCPU's, which lives on.
+void client_shared_by_16_vcpus(uint64_t engine, bool home_first) {
+    std::unique_ptr<photon::net::http::HTTPServer> http(photon::net::http::new_http_server());
+    http->add_handler({nullptr, &answer_ok});
+    std::unique_ptr<ISocketServer> tcp(photon::net::new_tcp_socket_server());
+    tcp->set_handler(http->get_connection_handler());
+    ASSERT_EQ(0, tcp->bind_v4localhost());
+    ASSERT_EQ(0, tcp->listen());
+    photon::net::EndPoint ep;
+    ASSERT_EQ(0, tcp->getsockname(ep));
+    ASSERT_EQ(0, tcp->start_loop(false));
+    std::string url = "http://127.0.0.1:" + std::to_string(ep.port) + "/";
+    auto client = photon::net::http::new_http_client();
+    std::atomic<int> ok{0}, finished{0};
+    auto calls = [&](int n) {
+        for (int j = 0; j < n; j++) {
+            auto op = client->new_operation(photon::net::http::Verb::GET, url);
+            op->timeout = photon::Timeout(20 * 1000 * 1000);
+            char buf[4];
+            if (op->call() == 0 && op->status_code == 200 && op->resp.read(buf, 4) == 2) ok++;
+            op->destroy();
+        }
+    };
+    if (home_first) calls(1);
+    constexpr int kVcpus = 16, kCalls = 4;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kVcpus; i++) {
+        threads.emplace_back([&] {
+            if (photon::init(engine, photon::INIT_IO_NONE) == 0) {
+                calls(kCalls);
+                photon::fini();
+            }
+            finished++;
+        });
+    }
+    // This vCPU serves meanwhile.
+    EXPECT_TRUE(photon_test::wait_for([&] { return finished.load() == kVcpus; }, 60000));
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(kVcpus * kCalls + (home_first ? 1 : 0), ok.load());
+    std::atomic<bool> deleted{false};
+    bounded("deleting the client", [&] {
+        std::thread del([&] {
+            if (photon::init(engine, photon::INIT_IO_NONE) == 0) {
+                delete client;
+                photon::fini();
+            }
+            deleted = true;
+        });
+        // The pool's vCPU (this one, if home_first) runs while it goes.
+        photon_test::wait_for([&] { return deleted.load(); }, 60000);
+        del.join();
+    });
+    EXPECT_TRUE(deleted);
+    tcp->terminate();
+}
+
+TEST_P(NetSemantics, AnHttpClientUsedFrom16VcpusIsDeletedOnAnother) {
+    client_shared_by_16_vcpus(GetParam(), false);
+}
+
+TEST_P(NetSemantics, AnHttpClientUsedFrom16VcpusIsDeletedOnAnotherWhileItsPoolsVcpuRuns) {
+    client_shared_by_16_vcpus(GetParam(), true);
+}
+
 PHOTON_INSTANTIATE_ENGINE_TESTS(NetSemantics);
 
 }  // namespace

@@ -10,7 +10,8 @@
 // Calls block the calling coroutine only. A client pools connections (and
 // caches DNS answers) for the vCPU of its first call; other vCPUs may call
 // too, on connections of their own that are closed after use. Delete the
-// client on that first vCPU, after its operations.
+// client after its operations, on any vCPU (as Photon allows); if the first
+// vCPU ends before, its fini closes the pool.
 //
 //   auto client = new_http_client();
 //   auto op = client->new_operation(Verb::GET, "http://127.0.0.1:8080/x");
