@@ -210,26 +210,28 @@ int KernelSocketServer::start_loop(bool block) {
     std::shared_ptr<loop_state> ls(new (std::nothrow) loop_state);
     if (!ls) LOG_ERROR_RETURN(ENOMEM, -1, "no memory for the accept loop");
     {
-        SCOPED_LOCK(loop_lock_);
-        if (loop_) LOG_ERROR_RETURN(EALREADY, -1, "the accept loop runs already");
-        loop_ = ls;
-    }
-    if (!block) {
-        // Not run before this returns: th and jh are set before it looks.
-        thread* th = thread_create(&accept_loop_entry, this, 64 * 1024);
-        if (!th) {
+        // Held until th and jh are set: a terminate() that finds the loop
+        // meanwhile (from another vCPU) waits for them.
+        SCOPED_LOCK(ls->lock);
+        {
             SCOPED_LOCK(loop_lock_);
-            loop_.reset();
-            return -1;
+            if (loop_) LOG_ERROR_RETURN(EALREADY, -1, "the accept loop runs already");
+            loop_ = ls;
         }
-        SCOPED_LOCK(ls->lock);
-        ls->th = th;
-        ls->jh = thread_enable_join(th);
-        return 0;
-    }
-    {
-        SCOPED_LOCK(ls->lock);
-        ls->th = CURRENT;
+        if (block) {
+            ls->th = CURRENT;
+        } else {
+            // Not run before this returns; it reads loop_ when it starts.
+            thread* th = thread_create(&accept_loop_entry, this, 64 * 1024);
+            if (!th) {
+                SCOPED_LOCK(loop_lock_);
+                loop_.reset();
+                return -1;
+            }
+            ls->th = th;
+            ls->jh = thread_enable_join(th);
+            return 0;
+        }
     }
     run_loop(ls.get());
     return 0;
