@@ -23,9 +23,12 @@ namespace photon {
 
 namespace {
 
-// A class's first slab holds this many stacks; each new one twice as many as
-// the one before, up to the caps (a default stack class reaches 512 stacks,
-// 4 GiB of address space, per map after six slabs).
+// A class's first slab holds this many stacks; each new one as many as the
+// class's slabs hold together by then (doubling its room), up to the caps (a
+// default stack class reaches 512 stacks, 4 GiB of address space, per map
+// after six slabs). Sized by the room the class has now, not by how many
+// slabs it ever had: slabs emptied and unmapped (stacks ending on other
+// vCPUs) then mapped again do not make each new one twice as large.
 constexpr uint32_t kFirstSlabSlots = 16;
 constexpr uint32_t kMaxSlabSlots = 4096;
 constexpr size_t kMaxSlabBytes = size_t(4) << 30;
@@ -38,7 +41,7 @@ struct slab_class {
     size_t slot_size;
     stack_slab* room;  // slabs with a free or fresh slot
     uint32_t nslabs;
-    uint32_t next_slots;
+    size_t capacity;  // slots of its mapped slabs
 };
 
 }  // namespace
@@ -168,7 +171,6 @@ slab_class* find_class(size_t slot_size) {
     auto c = static_cast<slab_class*>(calloc(1, sizeof(slab_class)));
     if (!c) return nullptr;
     c->slot_size = slot_size;
-    c->next_slots = kFirstSlabSlots;
     c->next = g.classes;
     g.classes = c;
     return c;
@@ -180,7 +182,9 @@ stack_slab* new_slab(slab_class* c) {
     const size_t ss = c->slot_size;
     read_limits();
     // Under strict overcommit a reserved stack is charged whole, used or not.
-    uint32_t n = g.strict ? 1 : std::min<uint32_t>(c->next_slots, kMaxSlabSlots);
+    uint32_t n = g.strict ? 1
+                          : (uint32_t)std::min<size_t>(
+                                std::max<size_t>(c->capacity, kFirstSlabSlots), kMaxSlabSlots);
     n = (uint32_t)std::max<size_t>(1, std::min<size_t>(n, kMaxSlabBytes / ss));
     void* p;
     // Halve the reservation until the address space (or RLIMIT_AS) allows it.
@@ -210,7 +214,7 @@ stack_slab* new_slab(slab_class* c) {
         if (g.method == guard_method::marker) set_bit(s->guard_bits, 0);  // the probe's
     }
     s->method = g.method;
-    c->next_slots = std::min<uint32_t>(n * 2, kMaxSlabSlots);
+    c->capacity += n;
     c->nslabs++;
     g.slabs++;
     g.maps++;
@@ -283,6 +287,7 @@ void retire(stack_slab* s) {
     s->dying = true;
     unlist_room(s->cls, s);
     s->cls->nslabs--;
+    s->cls->capacity -= s->nslots;
     g.slabs--;
     g.maps -= map_cost(s);
     g.usage.mapped_bytes -= (size_t)s->nslots * s->cls->slot_size;
