@@ -11,20 +11,21 @@
 #               (CI's aarch64 phase); strict: exits 1 if they are missing and cannot be installed
 # Environment: PHOTON_SKIP_DEPS=1 skips this script entirely.
 #
-# The optional libraries (liburing, libaio, OpenSSL, libcurl, fuse3) are not required to build:
+# The optional libraries (liburing, libaio, OpenSSL, libcurl, fuse3, libext2fs, zlib) are not
+# required to build:
 # if one is missing, configure switches its part off with a message.
 set -euo pipefail
 
 packages=(
     build-essential cmake ninja-build pkg-config
     libgtest-dev libgmock-dev googletest libgflags-dev
-    liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev
+    liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev libext2fs-dev zlib1g-dev
     clang clang-format libclang-rt-14-dev valgrind
 )
-# Peers of the HTTP/TLS/WebSocket, FUSE (fusermount3) and gdb-helper tests and of the benchmarks
-# (tests skip without them): installed in a second
-# apt-get call, so that one of them failing (a service that cannot start) costs nothing else.
-peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb)
+# Peers of the HTTP/TLS/WebSocket, FUSE (fusermount3), extfs (fsck.ext4, debugfs) and gdb-helper
+# tests and of the benchmarks (tests skip without them): installed in a second apt-get call, so
+# that one of them failing (a service that cannot start) costs nothing else.
+peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb e2fsprogs)
 packages+=("${peers[@]}")
 
 check_only=0 strict=0
