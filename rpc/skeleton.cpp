@@ -1,5 +1,9 @@
 // The server side: serve() reads a connection's frames and runs each request
 // in a pooled coroutine; replies are written under the connection's lock.
+// shutdown() may come from another vCPU than the connections' (a server
+// stopped from its watcher's vCPU): the sets of connections and requests are
+// guarded by lock_.
+#include <atomic>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -24,9 +28,9 @@ struct Conn {
     thread* reader = CURRENT;   // the coroutine in serve()
     FrameWriter writer{false};  // a reply waits its turn behind the others
     int inflight = 0;
-    condition_variable idle;  // inflight reached 0
-    condition_variable room;  // inflight fell below the skeleton's cap
-    bool broken = false;
+    condition_variable idle;          // inflight reached 0
+    condition_variable room;          // inflight fell below the skeleton's cap
+    std::atomic<bool> broken{false};  // set by abort_all() from any vCPU too
 };
 
 // One request, from its frame to its reply.
@@ -78,15 +82,17 @@ private:
     int dispatch(Conn& c, FrameReader& rd, const Header& h);
     void wait_idle(Conn& c);
     void abort_all();
+    void interrupt_readers_locked();
 
     std::unordered_map<uint64_t, Function> funcs_;
     Notifier on_accept_, on_close_;
     IOAlloc alloc_;
     ThreadPoolBase* pool_;
+    mutex lock_;  // guards conns_ and requests_ (their threads live while listed)
     std::unordered_set<Conn*> conns_;
     condition_variable conns_gone_;
     std::unordered_map<Request*, Conn*> requests_;  // running requests
-    bool running_ = true;
+    std::atomic<bool> running_{true};
     uint32_t max_size_ = DEFAULT_MAX_MESSAGE_SIZE;
     uint64_t frame_timeout_ = DEFAULT_FRAME_TIMEOUT;
     uint64_t idle_timeout_ = DEFAULT_IDLE_TIMEOUT;
@@ -137,15 +143,21 @@ int SkeletonImpl::serve(IStream* stream) {
     if (!running_ || !pool_) return errno = ESHUTDOWN, -1;
     Conn c;
     c.stream = stream;
-    conns_.insert(&c);
+    {
+        SCOPED_LOCK(lock_);
+        conns_.insert(&c);
+    }
     if (on_accept_) on_accept_(stream);
     FrameReader rd(stream);
     int ret = serve_frames(c, rd);
     int e = errno;
     wait_idle(c);
     if (on_close_) on_close_(stream);
-    conns_.erase(&c);
-    conns_gone_.notify_all();
+    {
+        SCOPED_LOCK(lock_);
+        conns_.erase(&c);
+        conns_gone_.notify_all();
+    }
     errno = e;
     return ret;
 }
@@ -205,8 +217,12 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
         return -1;
     }
     c.inflight++;
-    requests_.emplace(req, &c);
+    {
+        SCOPED_LOCK(lock_);
+        requests_.emplace(req, &c);
+    }
     if (!pool_->thread_create(&SkeletonImpl::run, req)) {
+        SCOPED_LOCK(lock_);
         requests_.erase(req);
         c.inflight--;
         req->send_error(ENOMEM);
@@ -219,12 +235,18 @@ void* SkeletonImpl::run(void* arg) {
     auto req = (Request*)arg;
     auto sk = req->sk;
     auto& c = *req->conn;
-    req->th = CURRENT;
+    {
+        SCOPED_LOCK(sk->lock_);
+        req->th = CURRENT;
+    }
     ResponseSender sender(req, &Request::send_reply);
     int r = req->func(&req->body, sender, c.stream);
     // A function that failed without replying: tell the caller why.
     if (!req->replied) req->send_error(r < 0 && errno ? errno : EIO);
-    sk->requests_.erase(req);
+    {
+        SCOPED_LOCK(sk->lock_);
+        sk->requests_.erase(req);
+    }
     delete req;
     // (Below the cap, not at it: the cap may have been raised meanwhile.)
     if (--c.inflight < (int)sk->max_inflight_) c.room.notify_one();
@@ -236,13 +258,19 @@ void SkeletonImpl::wait_idle(Conn& c) {
     while (c.inflight > 0) c.idle.wait_no_lock();
 }
 
+void SkeletonImpl::interrupt_readers_locked() {
+    for (auto c : conns_) thread_interrupt(c->reader);
+}
+
 int SkeletonImpl::shutdown_no_wait() {
     running_ = false;
-    for (auto c : conns_) thread_interrupt(c->reader);
+    SCOPED_LOCK(lock_);
+    interrupt_readers_locked();
     return 0;
 }
 
 void SkeletonImpl::abort_all() {
+    SCOPED_LOCK(lock_);
     for (auto& kv : requests_)
         if (kv.first->th) thread_interrupt(kv.first->th);
     for (auto c : conns_) {
@@ -254,10 +282,22 @@ void SkeletonImpl::abort_all() {
 int SkeletonImpl::shutdown(bool no_more_requests, uint64_t timeout_us) {
     if (no_more_requests) shutdown_no_wait();
     Timeout deadline(timeout_us);
+    uint64_t step_us = 1000;
+    SCOPED_LOCK(lock_);
     while (!conns_.empty()) {
-        if (conns_gone_.wait_no_lock(deadline) < 0 && deadline.expired() && !conns_.empty()) {
+        // A reader on another vCPU that was running, not waiting, when it
+        // was interrupted missed it if it had just checked running_: repeat.
+        Timeout step(step_us);
+        if (step.expiration() < deadline.expiration()) {
+            if (conns_gone_.wait(lock_, step) < 0 && !running_) interrupt_readers_locked();
+            if (step_us < 100 * 1000) step_us *= 2;
+            continue;
+        }
+        if (conns_gone_.wait(lock_, deadline) < 0 && deadline.expired() && !conns_.empty()) {
+            lock_.unlock();
             abort_all();
-            while (!conns_.empty()) conns_gone_.wait_no_lock();
+            lock_.lock();
+            while (!conns_.empty()) conns_gone_.wait(lock_);
             return errno = ETIMEDOUT, -1;
         }
     }

@@ -50,8 +50,9 @@ double thread_cpu_seconds() {
 // How to make one kind of server on the server's vCPU, and how to stop what
 // serves its connections (HTTP, RPC) from another vCPU.
 struct ServerKind {
+    ServerKind(std::function<ISocketServer*()> m, bool u = false) : make(std::move(m)), uds(u) {}
     std::function<ISocketServer*()> make;
-    bool uds = false;
+    bool uds;
     // Made on the server's vCPU: sets the handler; returns the object that
     // serves connections (or nullptr), deleted there after the loop.
     std::function<Object*(ISocketServer*)> serve_with;
@@ -204,7 +205,8 @@ TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingUdsLoop) {
 TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingIouringLoop) {
     std::string why;
     if (!photon_test::iouring_available(&why)) GTEST_SKIP() << why;
-    terminate_from_another_vcpu(GetParam(), {[] { return photon::net::new_iouring_tcp_server(); }});
+    terminate_from_another_vcpu(GetParam(),
+                                ServerKind([] { return photon::net::new_iouring_tcp_server(); }));
 }
 
 TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingTlsLoop) {
