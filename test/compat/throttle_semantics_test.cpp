@@ -1,7 +1,7 @@
 // photon::throttle shared by flows, as PhotonLibOS's own priority test runs
 // it (issue 30): flows of the same priority share the limit evenly, and
-// together stay at it. Each flow sleeps between its units as Photon's
-// simulation does; the bounds are wide (a loaded CI machine, sanitizers).
+// together stay at it. The flows ask without pause, so that the throttle, not
+// the machine's speed (a loaded CI machine, sanitizers), sets their pace.
 #include <photon/common/throttle.h>
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
@@ -34,9 +34,10 @@ std::pair<double, double> run_flows(uint64_t limit, flow f1, flow f2, double sec
     for (int i = 0; i < 2; i++) {
         photon::thread_create11([&, i] {
             const flow f = fs[i];
-            const uint64_t interval = 1000000ULL / (f.bw / f.bs);
+            // bw 0: no pause between requests.
+            const uint64_t interval = f.bw ? 1000000ULL / (f.bw / f.bs) : 0;
             while (running) {
-                photon::thread_usleep(interval);
+                if (interval) photon::thread_usleep(interval);
                 if (t.consume(f.bs, f.prio) != 0) break;
                 got[i] += f.bs;
             }
@@ -58,22 +59,24 @@ std::pair<double, double> run_flows(uint64_t limit, flow f1, flow f2, double sec
     return {got[0] / total, got[1] / total};
 }
 
-// Photon's case 1: the same priority with different demands and block sizes.
-TEST_F(ThrottleSemantics, TwoFlowsOfOnePriorityShareTheLimitEvenly) {
+// Both flows always want more (the throttle is what paces them, however slow the machine):
+// shared by units, not by requests, though one asks for twice as much at a time. Taken in
+// request order they got 1/3 and 2/3.
+TEST_F(ThrottleSemantics, TwoBusyFlowsOfOnePriorityShareTheLimitEvenly) {
     const auto High = photon::throttle::Priority::High;
-    auto r = run_flows(100000000, {50000000, 1000000, High}, {150000000, 2000000, High}, 3);
+    auto r = run_flows(100000000, {0, 1000000, High}, {0, 2000000, High}, 3);
     printf("shares: %.3f %.3f, sum %.3f\n", r.first, r.second, r.first + r.second);
     EXPECT_GE(r.first, 0.4);
     EXPECT_LE(r.first, 0.6);
     EXPECT_GE(r.second, 0.4);
     EXPECT_LE(r.second, 0.6);
-    EXPECT_LE(r.first + r.second, 1.02);  // at the limit
+    // The limit, plus at most the bucketful left from the first second.
+    EXPECT_LE(r.first + r.second, 1.0 + 1.0 / 3 + 0.02);
 }
 
-// Photon's case 0: equal demands, equal blocks.
-TEST_F(ThrottleSemantics, TwoEqualFlowsOfOnePriorityGetHalfEach) {
+TEST_F(ThrottleSemantics, TwoEqualBusyFlowsOfOnePriorityGetHalfEach) {
     const auto High = photon::throttle::Priority::High;
-    auto r = run_flows(100000000, {50000000, 100000, High}, {50000000, 100000, High}, 3);
+    auto r = run_flows(100000000, {0, 500000, High}, {0, 500000, High}, 3);
     printf("shares: %.3f %.3f, sum %.3f\n", r.first, r.second, r.first + r.second);
     EXPECT_GE(r.first, 0.4);
     EXPECT_LE(r.first, 0.6);
