@@ -91,6 +91,7 @@ TEST(GlobalStackPoolSemantics, StacksFreedOnOtherVcpusStayBounded) {
     po.use_pooled_stack_allocator = photon::STACK_ALLOCATOR_GLOBAL_POOLED;
     ASSERT_EQ(0, photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE, po));
     ASSERT_EQ(0, photon::use_global_pooled_stack_allocator(opt));
+    g_done = 0;
     {
         const int NV = 4, CONC = 32, ROUNDS = 40;
         const size_t sz = 512 * K;
