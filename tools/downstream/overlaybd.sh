@@ -14,14 +14,18 @@
 #   --erofs-utils DIR   erofs-utils source for overlaybd's FetchContent, without network
 #   --jobs N            build parallelism (default: nproc)
 #   --no-deps           do not install missing Debian packages
+#   --tests-only        reuse the copy and build in --work from an earlier run: tests and round trip
 # Without network, overlaybd's three downloads are served locally: tcmu (photon-libtcmu, not in
 # Debian) by an empty project, so overlaybd-tcmu is not built; erofs-utils by --erofs-utils;
 # PhotonLibOS's patched e2fsprogs is not needed (ORIGIN_EXT2FS=ON: Debian's libext2fs).
+# overlaybd's tests and tools look for two files its `make install` puts in place (its CI installs
+# before testing): as root, the script puts the base layer and the example service config there
+# when they are missing, and removes them at the end.
 set -euo pipefail
 
 photon_src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$photon_src/tools/downstream"
-checkout="" work="$photon_src/build-downstream/overlaybd" ocf="" erofs="" deps=1
+checkout="" work="$photon_src/build-downstream/overlaybd" ocf="" erofs="" deps=1 tests_only=0
 jobs="$(nproc 2>/dev/null || echo 2)"
 
 while [ $# -gt 0 ]; do
@@ -31,13 +35,14 @@ while [ $# -gt 0 ]; do
         --erofs-utils) erofs="$(cd "$2" && pwd)"; shift ;;
         --jobs) jobs="$2"; shift ;;
         --no-deps) deps=0 ;;
-        -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+        --tests-only) tests_only=1 ;;
+        -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
         -*) echo "overlaybd.sh: unknown option $1" >&2; exit 2 ;;
         *) checkout="$(cd "$1" && pwd)" ;;
     esac
     shift
 done
-[ -n "$checkout" ] || { sed -n '2,21p' "$0" >&2; exit 2; }
+[ -n "$checkout" ] || { sed -n '2,25p' "$0" >&2; exit 2; }
 [ -f "$checkout/src/overlaybd/lsmt/file.h" ] || {
     echo "overlaybd.sh: $checkout is not an overlaybd checkout" >&2; exit 2; }
 
@@ -57,85 +62,108 @@ if [ "$deps" = 1 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     fi
 fi
 
-say "copying $checkout to $work/src"
-rm -rf "$work/src"
-mkdir -p "$work"
-cp -a "$checkout" "$work/src"
-rm -rf "$work/src/build" "$work/src/.git"
 src="$work/src"
-cp "$here/overlaybd-Findphoton.cmake" "$src/CMake/Findphoton.cmake"
+build_status=0
+if [ "$tests_only" = 0 ]; then
+    say "copying $checkout to $work/src"
+    rm -rf "$work/src"
+    mkdir -p "$work"
+    cp -a "$checkout" "$work/src"
+    rm -rf "$work/src/build" "$work/src/.git"
+    cp "$here/overlaybd-Findphoton.cmake" "$src/CMake/Findphoton.cmake"
 
-if [ ! -d "$src/src/overlaybd/cache/ocf_cache/ocf/src" ]; then
-    [ -n "$ocf" ] || { echo "overlaybd.sh: the ocf submodule is empty; pass --ocf DIR" >&2; exit 2; }
-    rm -rf "$src/src/overlaybd/cache/ocf_cache/ocf"
-    cp -a "$ocf" "$src/src/overlaybd/cache/ocf_cache/ocf"
+    if [ ! -d "$src/src/overlaybd/cache/ocf_cache/ocf/src" ]; then
+        [ -n "$ocf" ] || { echo "overlaybd.sh: the ocf submodule is empty; pass --ocf DIR" >&2; exit 2; }
+        rm -rf "$src/src/overlaybd/cache/ocf_cache/ocf"
+        cp -a "$ocf" "$src/src/overlaybd/cache/ocf_cache/ocf"
+    fi
+
+    # The copy differs from the checkout in Findphoton.cmake (and submodule contents) only.
+    changed="$(diff -rq "$checkout/src" "$src/src" 2>/dev/null | grep -v "/ocf_cache/ocf" || true)"
+    changed+="$(diff -rq "$checkout/CMake" "$src/CMake" | grep -v Findphoton.cmake || true)"
+    [ -z "$changed" ] || { echo "overlaybd.sh: the copy differs: $changed" >&2; exit 1; }
+
+    # Where overlaybd still uses a PhotonLibOS 0.6 signature that PhotonLibOS main changed, main
+    # wins (doc/compat.md, "PhotonLibOS 0.6"); these are the one-line changes overlaybd needs for
+    # main, made in the copy and printed. Each is made only if its line is there as expected.
+    main_fix() {  # main_fix FILE SED-EXPRESSION WHY
+        local f="$src/$1" before
+        before="$(md5sum <"$f")"
+        sed -i "$2" "$f"
+        if [ "$(md5sum <"$f")" = "$before" ]; then
+            echo "[overlaybd] note: no change made in $1 ($3): the line differs from the one expected"
+        else
+            echo "[overlaybd] one-line change for PhotonLibOS main in $1: $3"
+        fi
+    }
+    main_fix src/overlaybd/cache/cache.cpp \
+        's|^    return cast(m_stores)->release(store->get_store_key());$|    return cast(m_stores)->release(store->get_store_key()), 0;|' \
+        "ObjectCache::release() returns the object pointer (0.6: int)"
+    main_fix src/overlaybd/tar/erofs/erofs_fs.h \
+        's|^\tvoid seekdir(long loc);$|\tvoid seekdir(long long loc);|; s|^\tlong telldir();$|\tlong long telldir();|' \
+        "DIR::seekdir/telldir take and return long long (0.6: long)"
+    main_fix src/overlaybd/tar/erofs/erofs_fs.cpp \
+        's|^void ErofsDir::seekdir(long loc){$|void ErofsDir::seekdir(long long loc){|; s|^long ErofsDir::telldir() {$|long long ErofsDir::telldir() {|' \
+        "the same, where ErofsDir defines them"
+    main_fix src/overlaybd/cache/store.cpp \
+        's|^            ret = refill_buf.memcpy_to(&view, count);$|            ret = input->extract_front(refill_buf.memcpy_to(\&view, count));|' \
+        "memcpy_to(iovector_view*) leaves the view as it was (0.6 consumed it, in place)"
+
+    fetch_args=()
+    mkdir -p "$work/tcmu-skipped"
+    echo '# libtcmu is not in Debian: overlaybd-tcmu is not built' >"$work/tcmu-skipped/CMakeLists.txt"
+    fetch_args+=("-DFETCHCONTENT_SOURCE_DIR_TCMU=$work/tcmu-skipped")
+    if [ -n "$erofs" ]; then
+        rm -rf "$work/erofs-utils"
+        cp -a "$erofs" "$work/erofs-utils"
+        fetch_args+=("-DFETCHCONTENT_SOURCE_DIR_EROFS-UTILS=$work/erofs-utils")
+    fi
+    # OVERLAYBD_CXX_LAUNCHER: a compiler launcher of your own (e.g. one that swaps -std flags to
+    # see which errors are not about the standard); ccache where installed otherwise.
+    launcher=()
+    if [ -n "${OVERLAYBD_CXX_LAUNCHER:-}" ]; then
+        launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$OVERLAYBD_CXX_LAUNCHER")
+    elif command -v ccache >/dev/null; then
+        launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    fi
+
+    say "configuring (overlaybd's own C++ standard; ORIGIN_EXT2FS=ON, BUILD_TESTING=1)"
+    cmake -S "$src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=1 \
+        -DORIGIN_EXT2FS=ON -DPHOTON_ENABLE_RESIZE=ON -DPHOTON_SOURCE_DIR="$photon_src" \
+        -DFETCHCONTENT_FULLY_DISCONNECTED=ON "${fetch_args[@]}" "${launcher[@]}"
+
+    say "building (every target but overlaybd-tcmu, which needs libtcmu)"
+    targets=()
+    while read -r t; do
+        case "$t" in overlaybd-tcmu | all | clean | help | edit_cache | rebuild_cache | install* | \
+            list_install_components | test | package* | *.o | *.i | *.s | Experimental* | \
+            Nightly* | Continuous* | tcmu* | erofs-utils* | uninstall) ;;
+        *) targets+=("$t") ;;
+        esac
+    done < <(ninja -C "$src/build" -t targets all | sed -n 's/^\([^/: ]*\): \(phony\|CXX_EXECUTABLE_LINKER\|CXX_STATIC_LIBRARY_LINKER\|C_STATIC_LIBRARY_LINKER\).*/\1/p' | sort -u)
+    ninja -C "$src/build" -j "$jobs" -k 0 "${targets[@]}" || build_status=$?
+elif [ ! -f "$src/build/build.ninja" ]; then
+    echo "overlaybd.sh: --tests-only, but $src/build has no build" >&2
+    exit 2
 fi
 
-# The copy differs from the checkout in Findphoton.cmake (and submodule contents) only.
-changed="$(diff -rq "$checkout/src" "$src/src" 2>/dev/null | grep -v "/ocf_cache/ocf" || true)"
-changed+="$(diff -rq "$checkout/CMake" "$src/CMake" | grep -v Findphoton.cmake || true)"
-[ -z "$changed" ] || { echo "overlaybd.sh: the copy differs: $changed" >&2; exit 1; }
-
-# Where overlaybd still uses a PhotonLibOS 0.6 signature that PhotonLibOS main changed, main
-# wins (doc/compat.md, "PhotonLibOS 0.6"); these are the one-line changes overlaybd needs for
-# main, made in the copy and printed. Each is made only if its line is there as expected.
-main_fix() {  # main_fix FILE SED-EXPRESSION WHY
-    local f="$src/$1" before
-    before="$(md5sum <"$f")"
-    sed -i "$2" "$f"
-    if [ "$(md5sum <"$f")" = "$before" ]; then
-        echo "[overlaybd] note: no change made in $1 ($3): the line differs from the one expected"
-    else
-        echo "[overlaybd] one-line change for PhotonLibOS main in $1: $3"
+# The files `make install` would have put where overlaybd's tests look.
+placed=()
+place() {  # place FILE DESTINATION
+    if [ ! -e "$2" ] && [ -e "$1" ] && install -D -m 0644 "$1" "$2"; then
+        placed+=("$2")
+        echo "[overlaybd] placed $2 (removed at the end)"
     fi
 }
-main_fix src/overlaybd/cache/cache.cpp \
-    's|^    return cast(m_stores)->release(store->get_store_key());$|    return cast(m_stores)->release(store->get_store_key()), 0;|' \
-    "ObjectCache::release() returns the object pointer (0.6: int)"
-main_fix src/overlaybd/tar/erofs/erofs_fs.h \
-    's|^\tvoid seekdir(long loc);$|\tvoid seekdir(long long loc);|; s|^\tlong telldir();$|\tlong long telldir();|' \
-    "DIR::seekdir/telldir take and return long long (0.6: long)"
-main_fix src/overlaybd/tar/erofs/erofs_fs.cpp \
-    's|^void ErofsDir::seekdir(long loc){$|void ErofsDir::seekdir(long long loc){|; s|^long ErofsDir::telldir() {$|long long ErofsDir::telldir() {|' \
-    "the same, where ErofsDir defines them"
-main_fix src/overlaybd/cache/store.cpp \
-    's|^            ret = refill_buf.memcpy_to(&view, count);$|            ret = input->extract_front(refill_buf.memcpy_to(\&view, count));|' \
-    "memcpy_to(iovector_view*) leaves the view as it was (0.6 consumed it, in place)"
-
-fetch_args=()
-mkdir -p "$work/tcmu-skipped"
-echo '# libtcmu is not in Debian: overlaybd-tcmu is not built' >"$work/tcmu-skipped/CMakeLists.txt"
-fetch_args+=("-DFETCHCONTENT_SOURCE_DIR_TCMU=$work/tcmu-skipped")
-if [ -n "$erofs" ]; then
-    rm -rf "$work/erofs-utils"
-    cp -a "$erofs" "$work/erofs-utils"
-    fetch_args+=("-DFETCHCONTENT_SOURCE_DIR_EROFS-UTILS=$work/erofs-utils")
+cleanup_placed() { [ "${#placed[@]}" -eq 0 ] || rm -f "${placed[@]}"; }
+trap cleanup_placed EXIT
+if [ "$(id -u)" = 0 ]; then
+    place "$src/build/output/ext4_64" /opt/overlaybd/baselayers/ext4_64
+    place "$src/src/example_config/overlaybd.json" /etc/overlaybd/overlaybd.json
+else
+    echo "[overlaybd] not root: /opt/overlaybd/baselayers/ext4_64 and /etc/overlaybd/overlaybd.json" \
+        "must exist for image_service_test and the tools"
 fi
-# OVERLAYBD_CXX_LAUNCHER: a compiler launcher of your own (e.g. one that swaps -std flags to
-# see which errors are not about the standard); ccache where installed otherwise.
-launcher=()
-if [ -n "${OVERLAYBD_CXX_LAUNCHER:-}" ]; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$OVERLAYBD_CXX_LAUNCHER")
-elif command -v ccache >/dev/null; then
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
-
-say "configuring (overlaybd's own C++ standard; ORIGIN_EXT2FS=ON, BUILD_TESTING=1)"
-cmake -S "$src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=1 \
-    -DORIGIN_EXT2FS=ON -DPHOTON_ENABLE_RESIZE=ON -DPHOTON_SOURCE_DIR="$photon_src" \
-    -DFETCHCONTENT_FULLY_DISCONNECTED=ON "${fetch_args[@]}" "${launcher[@]}"
-
-say "building (every target but overlaybd-tcmu, which needs libtcmu)"
-targets=()
-while read -r t; do
-    case "$t" in overlaybd-tcmu | all | clean | help | edit_cache | rebuild_cache | install* | \
-        list_install_components | test | package* | *.o | *.i | *.s | Experimental* | \
-        Nightly* | Continuous* | tcmu* | erofs-utils* | uninstall) ;;
-    *) targets+=("$t") ;;
-    esac
-done < <(ninja -C "$src/build" -t targets all | sed -n 's/^\([^/: ]*\): \(phony\|CXX_EXECUTABLE_LINKER\|CXX_STATIC_LIBRARY_LINKER\|C_STATIC_LIBRARY_LINKER\).*/\1/p' | sort -u)
-build_status=0
-ninja -C "$src/build" -j "$jobs" -k 0 "${targets[@]}" || build_status=$?
 
 say "tests: ctest, but the cases that download from the internet are left out and listed"
 # Test cases that download from the internet (github.com, go.dev, aliyuncs.com); the rest of
@@ -143,13 +171,18 @@ say "tests: ctest, but the cases that download from the internet are left out an
 declare -A internet_cases=(
     [untar_test]="TarTest.untar:TarTest.tar_meta:TarTest.stream:TarTest.gz_tarmeta_e2e"
     [gzindex_test]="GzIndexTest.stream"
+    [trace_test]="trace.case1"
 )
 for t in "${!internet_cases[@]}"; do
     echo "[overlaybd] skipped (downloads from the internet): $t ${internet_cases[$t]}"
 done
 exclude="$(IFS='|'; echo "^(${!internet_cases[*]})\$")"
 ctest_status=0
-(cd "$src/build" && ctest --output-on-failure --timeout 1800 -E "$exclude") || ctest_status=$?
+# OVERLAYBD_CTEST_REGEX: run only the ctest tests it matches (e.g. to rerun one after a fix).
+only=()
+[ -z "${OVERLAYBD_CTEST_REGEX:-}" ] || only=(-R "$OVERLAYBD_CTEST_REGEX")
+(cd "$src/build" && ctest --output-on-failure --timeout 1800 -E "$exclude" "${only[@]}") ||
+    ctest_status=$?
 for t in "${!internet_cases[@]}"; do
     exe="$src/build/output/$t"
     echo "[overlaybd] $t --gtest_filter=-${internet_cases[$t]}"
