@@ -130,6 +130,10 @@ TEST_P(FdEvents, InterruptFromPlainThreadWakesIdleEngine) {
     pipe_fds p;
     thread* self = CURRENT;
     std::thread other([&] {
+        // Only a sleeping coroutine is woken by an interrupt (a running one keeps it for its
+        // next yield): on a loaded machine the vCPU may take more than a few ms to get there.
+        for (int i = 0; i < 5000 && thread_stat(self) != SLEEPING; i++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         thread_interrupt(self, EINTR);
     });
