@@ -210,6 +210,9 @@ TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingIouringLoop) {
 }
 
 TEST_P(NetSemantics, TerminateFromAnotherVcpuStopsABlockingTlsLoop) {
+#if !PHOTON_HAVE_TLS
+    GTEST_SKIP() << "photon was built without TLS (OpenSSL)";
+#endif
     ServerKind k{[] {
         static auto ctx = photon::net::new_tls_context();
         return ctx ? photon::net::new_tls_server(ctx, photon::net::new_tcp_socket_server(), true)
@@ -370,6 +373,9 @@ TEST_P(NetSemantics, AcceptTimeoutsAreNotLoggedAsErrors) {
 // new_tls_stream returns a stream whose I/O fails; handlers written for it
 // use the stream without a check (it returned nullptr, and they crashed).
 TEST_P(NetSemantics, ATlsStreamOverAFailedHandshakeFailsItsIo) {
+#if !PHOTON_HAVE_TLS
+    GTEST_SKIP() << "photon was built without TLS (OpenSSL)";
+#endif
     std::unique_ptr<photon::net::TLSContext> ctx(photon::net::new_tls_context());
     ASSERT_NE(nullptr, ctx);
     std::unique_ptr<ISocketServer> srv(photon::net::new_tcp_socket_server());
@@ -398,6 +404,9 @@ TEST_P(NetSemantics, ATlsStreamOverAFailedHandshakeFailsItsIo) {
 
 // Photon's TLS writev of an empty vector writes nothing and returns 0.
 TEST_P(NetSemantics, TlsWritevOfAnEmptyVectorReturnsZero) {
+#if !PHOTON_HAVE_TLS
+    GTEST_SKIP() << "photon was built without TLS (OpenSSL)";
+#endif
     auto& pki = photon_test::test_pki::get();
     if (!pki.ok()) GTEST_SKIP() << "no openssl CLI for a test PKI";
     std::unique_ptr<photon::net::TLSContext> sctx(
