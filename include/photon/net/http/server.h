@@ -130,9 +130,9 @@ using Modifier = Delegate<int, Response&, Response&>;
 
 // Static files of `fs`, the request path (after the handler's pattern) taken
 // relative to its root: GET and HEAD, Range for both (single range; 206/416;
-// 200 for the whole file, as Photon's), If-Modified-Since / If-None-Match (304), Last-Modified / ETag,
-// Content-Type by extension; bodies go by sendfile when the file and the
-// connection allow. The caller keeps fs alive and owns it.
+// 200 for the whole file, as Photon's), If-Modified-Since / If-None-Match (304), Last-Modified /
+// ETag, Content-Type by extension; bodies go by sendfile when the file and the connection allow.
+// The caller keeps fs alive and owns it.
 HTTPHandler* new_fs_handler(fs::IFileSystem* fs);
 
 // Reverse proxy over `client` (a new one if nullptr).
