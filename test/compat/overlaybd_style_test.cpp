@@ -46,6 +46,9 @@ struct ListingDir : public DIR {
     long long telldir() override { return 0; }
 };
 
+// A fiemap() result that says the file system below cannot map extents (tmpfs, overlayfs).
+bool no_fiemap(int r) { return r < 0 && (errno == EOPNOTSUPP || errno == ENOTTY); }
+
 class OverlaybdStyle : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -91,8 +94,7 @@ TEST_F(OverlaybdStyle, LocalFileFiemapMapsTheData) {
     DEFER(delete f);
     fiemap_t<16> fm(0, FIEMAP_MAX_OFFSET);
     int r = f->fiemap(&fm);
-    if (r < 0 && (errno == EOPNOTSUPP || errno == ENOTTY))
-        GTEST_SKIP() << "the build tree's file system has no FIEMAP";
+    if (no_fiemap(r)) GTEST_SKIP() << "the build tree's file system has no FIEMAP";
     ASSERT_EQ(0, r) << strerror(errno);
     ASSERT_GE(fm.fm_mapped_extents, 1u);
     uint64_t mapped = 0;
@@ -110,8 +112,7 @@ TEST_F(OverlaybdStyle, AlignedAdaptorForwardsFiemap) {
     DEFER(delete a);
     fiemap_t<16> direct(0, FIEMAP_MAX_OFFSET), through(0, FIEMAP_MAX_OFFSET);
     int r = f->fiemap(&direct);
-    if (r < 0 && (errno == EOPNOTSUPP || errno == ENOTTY))
-        GTEST_SKIP() << "the build tree's file system has no FIEMAP";
+    if (no_fiemap(r)) GTEST_SKIP() << "the build tree's file system has no FIEMAP";
     ASSERT_EQ(0, r);
     ASSERT_EQ(0, a->fiemap(&through)) << strerror(errno);
     ASSERT_EQ(direct.fm_mapped_extents, through.fm_mapped_extents);
@@ -179,8 +180,7 @@ TEST_F(OverlaybdStyle, AlignedFsAdaptorForwardsFiemap) {
     DEFER(delete f);
     fiemap_t<16> fm(0, FIEMAP_MAX_OFFSET);
     int r = f->fiemap(&fm);
-    if (r < 0 && (errno == EOPNOTSUPP || errno == ENOTTY))
-        GTEST_SKIP() << "the build tree's file system has no FIEMAP";
+    if (no_fiemap(r)) GTEST_SKIP() << "the build tree's file system has no FIEMAP";
     ASSERT_EQ(0, r);
     EXPECT_GE(fm.fm_mapped_extents, 1u);
     struct stat st;
