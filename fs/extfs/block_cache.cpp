@@ -84,10 +84,10 @@ int block_cache::write_back(block* b) {
     return 0;
 }
 
-ssize_t block_cache::pread(void* buf, size_t count, off_t offset) {
-    if (offset < 0) return errno = EINVAL, -1;
-    if (offset >= size_) return 0;
-    count = (size_t)std::min<off_t>((off_t)count, size_ - offset);
+// Calls f(block, offset in it, bytes, bytes done so far) for each block of [offset, offset +
+// count); returns the bytes covered, or -1 if the first block cannot be had.
+template <typename F>
+ssize_t block_cache::each_block(size_t count, off_t offset, F f) {
     size_t done = 0;
     while (done < count) {
         uint64_t pos = offset + done;
@@ -95,21 +95,24 @@ ssize_t block_cache::pread(void* buf, size_t count, off_t offset) {
         if (!b) return done ? (ssize_t)done : -1;
         uint32_t in = pos % block_size_;
         size_t n = std::min<size_t>(count - done, block_size_ - in);
-        memcpy((char*)buf + done, b->data + in, n);
+        f(b, in, n, done);
         done += n;
     }
     return done;
 }
 
+ssize_t block_cache::pread(void* buf, size_t count, off_t offset) {
+    if (offset < 0) return errno = EINVAL, -1;
+    if (offset >= size_) return 0;
+    count = (size_t)std::min<off_t>((off_t)count, size_ - offset);
+    return each_block(count, offset, [&](block* b, uint32_t in, size_t n, size_t done) {
+        memcpy((char*)buf + done, b->data + in, n);
+    });
+}
+
 ssize_t block_cache::pwrite(const void* buf, size_t count, off_t offset) {
     if (offset < 0) return errno = EINVAL, -1;
-    size_t done = 0;
-    while (done < count) {
-        uint64_t pos = offset + done;
-        block* b = get(pos / block_size_);
-        if (!b) return done ? (ssize_t)done : -1;
-        uint32_t in = pos % block_size_;
-        size_t n = std::min<size_t>(count - done, block_size_ - in);
+    return each_block(count, offset, [&](block* b, uint32_t in, size_t n, size_t done) {
         memcpy(b->data + in, (const char*)buf + done, n);
         if (b->dirty_lo == b->dirty_hi) {
             b->dirty_lo = in;
@@ -118,10 +121,9 @@ ssize_t block_cache::pwrite(const void* buf, size_t count, off_t offset) {
             b->dirty_lo = std::min<uint32_t>(b->dirty_lo, in);
             b->dirty_hi = std::max<uint32_t>(b->dirty_hi, in + n);
         }
-        done += n;
-        if ((off_t)pos + (off_t)n > size_) size_ = pos + n;
-    }
-    return done;
+        off_t end = offset + (off_t)(done + n);
+        if (end > size_) size_ = end;
+    });
 }
 
 bool block_cache::dirty() const {

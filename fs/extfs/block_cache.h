@@ -41,6 +41,8 @@ private:
     };
     // The block `index`, loaded if absent and made most recent; nullptr on error.
     block* get(uint64_t index);
+    template <typename F>
+    ssize_t each_block(size_t count, off_t offset, F f);
     int write_back(block* b);
 
     IFile* file_;
