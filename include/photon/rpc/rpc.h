@@ -85,8 +85,9 @@ public:
     int call(typename Operation::Request& req, typename Operation::Response& resp,
              Timeout timeout = {}) {
         SerializerIOV reqmsg;
+        reqmsg.zero_pointers = true;  // no address of ours on the wire
         reqmsg.serialize(req);
-        SerializerIOV respmsg;
+        SerializerIOV respmsg;  // where the reply lands: resp itself
         respmsg.serialize(resp);
         if (reqmsg.iovfull || respmsg.iovfull) return errno = ENOBUFS, -1;
         FunctionID fid(Operation::IID, Operation::FID);
@@ -107,6 +108,7 @@ public:
     typename Operation::Response* call(typename Operation::Request& req, iovector& resp_iov,
                                        Timeout timeout = {}) {
         SerializerIOV reqmsg;
+        reqmsg.zero_pointers = true;
         reqmsg.serialize(req);
         if (reqmsg.iovfull) return errno = ENOBUFS, nullptr;
         resp_iov.clear();
@@ -220,6 +222,7 @@ protected:
             static_cast<ServerClass*>(obj)->do_rpc_service(request, &response, &iov, stream);
         (void)fini;
         SerializerIOV respmsg;
+        respmsg.zero_pointers = true;  // no address of ours on the wire
         respmsg.serialize(response);
         if (respmsg.iovfull) return errno = ENOBUFS, -1;
         return rs(&respmsg.iov);

@@ -17,12 +17,19 @@
 // string always ends in NUL (its last byte is forced to NUL, so c_str() stays
 // inside it); an empty string's sv() is empty (Photon's underflowed); an
 // array of a type with alignment is realigned rather than read misaligned.
+//
+// Ours: a SerializerIOV with zero_pointers set (the stub's requests and the
+// skeleton's replies) sends copies of the message's own bytes and of its
+// arrays of messages with every pointer field zeroed, so that no address of
+// the sender's memory goes on the wire; receivers never read those fields,
+// so the wire format is unchanged. The caller's structures are not modified.
 #pragma once
 
 #include <algorithm>
 #include <cassert>
 #include <cinttypes>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -321,12 +328,51 @@ _FilterAlignedFields<T> FilterAlignedFields(T* obj, bool flag) {
     return _FilterAlignedFields<T>{obj, flag};
 }
 
-// Describes a message in `iov` without copying; iovfull if it needed more
-// than IOVector's slots.
+// Zeroes the pointer fields among a message's own bytes (its buffers',
+// strings', arrays' and nested messages'), not what they point at.
+class ZeroPointers {
+public:
+    template <typename T>
+    void process_field(T& x) {
+        zero(x, std::is_base_of<buffer, T>{}, std::is_base_of<Message, T>{});
+    }
+    template <typename K, typename V>
+    void process_field(sorted_map<K, V>& x) {
+        x.index._ptr = nullptr;
+        x.base_buffer._ptr = nullptr;
+    }
+
+private:
+    template <typename T, typename M>
+    void zero(T& x, std::true_type /*buffer*/, M) {
+        x._ptr = nullptr;
+    }
+    template <typename T>
+    void zero(T& x, std::false_type, std::true_type /*message*/) {
+        x.process_fields(*this);
+    }
+    template <typename T>
+    void zero(T&, std::false_type, std::false_type) {}  // a POD
+};
+
+// Describes a message in `iov` without copying (but see zero_pointers);
+// iovfull if it needed more than IOVector's slots (or, with zero_pointers,
+// memory for the copies).
 class SerializerIOV : public ArchiveBase<SerializerIOV> {
 public:
     IOVector iov;
     bool iovfull = false;
+    // Ours: send zeroed copies (see the top of this file). Set before
+    // serialize(); the copies live as long as the serializer. Leave it unset
+    // for an iovector that describes where a message is to be received.
+    bool zero_pointers = false;
+
+    SerializerIOV() = default;
+    SerializerIOV(const SerializerIOV&) = delete;
+    SerializerIOV& operator=(const SerializerIOV&) = delete;
+    ~SerializerIOV() {
+        for (auto p : heap_) ::free(p);
+    }
 
     using ArchiveBase<SerializerIOV>::process_field;
 
@@ -348,7 +394,7 @@ public:
     }
     template <typename T>
     void process_array(array<T>& x) {
-        process_field((buffer&)x);
+        push_array(x, std::integral_constant<bool, std::is_base_of<Message, T>::value>{});
     }
     template <typename T>
     void process_fixed(fixed_buffer<T>& x) {
@@ -364,10 +410,69 @@ public:
         x.process_fields(aligned);
         auto others = FilterAlignedFields(this, false);
         x.process_fields(others);
-        buffer body(&x, sizeof(x));
-        process_field(body);
-        x.add_checksum(&iov);
+        if (!zero_pointers) {
+            buffer body(&x, sizeof(x));
+            process_field(body);
+            x.add_checksum(&iov);
+            return;
+        }
+        // The fields were processed first: the copies hold what that computed
+        // (an iovec_array's summed_size).
+        for (auto& f : fixups_) f.copy(f.dst, f.src, f.n);
+        auto body = (T*)scratch(sizeof(T), alignof(T));
+        if (!body) return void(iovfull = true);
+        copy_zeroed<T>(body, &x, 1);
+        buffer b(body, sizeof(T));
+        process_field(b);
+        body->add_checksum(&iov);
     }
+
+private:
+    // An array of messages sent from a copy, filled in by serialize() once
+    // the fields are processed.
+    struct Fixup {
+        void* dst;
+        const void* src;
+        size_t n;
+        void (*copy)(void*, const void*, size_t);
+    };
+
+    template <typename T>
+    static void copy_zeroed(void* dst, const void* src, size_t n) {
+        memcpy(dst, src, n * sizeof(T));
+        ZeroPointers z;
+        for (size_t i = 0; i < n; i++) ((T*)dst)[i].process_fields(z);
+    }
+    template <typename T>
+    void push_array(array<T>& x, std::false_type) {
+        process_field((buffer&)x);
+    }
+    template <typename T>
+    void push_array(array<T>& x, std::true_type /*of messages*/) {
+        if (!zero_pointers || x.size() == 0) return process_field((buffer&)x);
+        void* dst = scratch(x.size() * sizeof(T), alignof(T));
+        if (!dst) return void(iovfull = true);
+        fixups_.push_back({dst, x.begin(), x.size(), &copy_zeroed<T>});
+        buffer b(dst, x.size() * sizeof(T));
+        process_field(b);
+    }
+    // Memory for a copy: from the inline area, else the heap.
+    void* scratch(size_t n, size_t align) {
+        size_t at = (used_ + align - 1) / align * align;
+        if (align <= alignof(std::max_align_t) && at + n <= sizeof(small_)) {
+            used_ = at + n;
+            return small_ + at;
+        }
+        void* p = ::malloc(n + align);
+        if (!p) return nullptr;
+        heap_.push_back(p);
+        return (void*)(((uintptr_t)p + align - 1) / align * align);
+    }
+
+    alignas(std::max_align_t) char small_[256];
+    size_t used_ = 0;
+    std::vector<void*> heap_;
+    std::vector<Fixup> fixups_;
 };
 
 // Decodes a message over a received iovector, in place where it can.
