@@ -9,12 +9,9 @@
 #include <string>
 
 namespace photon {
-namespace {
 
-constexpr size_t kMinLimit = 64ull << 20;  // a machine's quarter is never taken below this
-
-// "123", "64M", "2G": bytes, or 0 if it is not such a number.
-size_t parse_size(const char* s) {
+size_t MemoryBudget::parse_size(const char* s) {
+    if (!s || *s < '0' || *s > '9') return 0;  // (strtoull would take "-1")
     char* end = nullptr;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -41,6 +38,8 @@ size_t parse_size(const char* s) {
     return *end ? 0 : (size_t)v;
 }
 
+namespace {
+
 // The first line of a file, as a size ("max" and unreadable files: 0).
 size_t read_size_file(const std::string& path) {
     FILE* f = fopen(path.c_str(), "re");
@@ -50,7 +49,7 @@ size_t read_size_file(const std::string& path) {
     fclose(f);
     if (!ok) return 0;
     line[strcspn(line, "\n")] = 0;
-    return parse_size(line);
+    return MemoryBudget::parse_size(line);
 }
 
 // This process's cgroup memory limit (v2, else v1), or 0 when there is none.
@@ -81,8 +80,9 @@ size_t physical_memory() {
 }  // namespace
 
 size_t MemoryBudget::default_limit() {
+    constexpr size_t kMinLimit = 64ull << 20;  // a machine's quarter is never taken below this
     if (const char* env = getenv("PHOTON_MEMORY_BUDGET"))
-        if (size_t v = parse_size(env)) return v;
+        if (size_t v = MemoryBudget::parse_size(env)) return v;
     size_t mem = physical_memory();
     size_t cg = cgroup_limit();  // v1 reports a huge number when unlimited
     if (cg && (mem == 0 || cg < mem)) mem = cg;

@@ -12,8 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 #include <photon/common/alog.h>
+#include <photon/common/memory_budget.h>
 #include <photon/common/utility.h>
 #include <photon/fs/filesystem.h>
 #include <photon/photon.h>
@@ -33,6 +35,7 @@ struct common_options {
     int force_splice_read = 0;
     char* looptype = nullptr;
     unsigned max_inflight = 1024;
+    char* memory_budget = nullptr;  // bytes (K, M, G); else the process-wide budget
 };
 #define PHOTON_FUSE_OPT(t, f) \
     { t, offsetof(common_options, f), 0 }
@@ -41,6 +44,7 @@ const struct fuse_opt common_spec[] = {
     PHOTON_FUSE_OPT("force_splice_read=%d", force_splice_read),
     PHOTON_FUSE_OPT("looptype=%s", looptype),
     PHOTON_FUSE_OPT("max_inflight=%u", max_inflight),
+    PHOTON_FUSE_OPT("memory_budget=%s", memory_budget),
     FUSE_OPT_END,
 };
 #undef PHOTON_FUSE_OPT
@@ -63,6 +67,8 @@ void print_help(const char* prog, const mount_plan& plan) {
         "photon options:\n"
         "    -o threads=N           serve on N vCPUs (default 1)\n"
         "    -o max_inflight=N      requests in progress at once, per vCPU (1024)\n"
+        "    -o memory_budget=SIZE  bytes of requests and replies in progress (K, M, G;\n"
+        "                           default: the process-wide budget)\n"
         "\nFUSE options:\n");
     fuse_cmdline_help();
     if (plan.help) plan.help();
@@ -113,6 +119,10 @@ int serve_mounted(fuse_session* se, const fuse_cmdline_opts& opts, const common_
     so.max_inflight = co.max_inflight;
     so.serialize_writers = plan.serialize_writers;
     so.wake_fd = wake_fd;
+    std::unique_ptr<MemoryBudget> budget;
+    if (co.memory_budget)
+        so.budget = (budget.reset(new MemoryBudget(MemoryBudget::parse_size(co.memory_budget))),
+                     budget.get());
     int r = fuse_serve_session(se, so);
     int e = errno;
     finish();
@@ -129,10 +139,13 @@ int run(int argc, char* argv[], mount_plan& plan) {
     if (fuse_opt_parse(&args, &co, common_spec, nullptr) < 0)
         LOG_ERROR_RETURN(EINVAL, -1, "fuse: bad options");
     DEFER(free(co.looptype));
+    DEFER(free(co.memory_budget));
     if (co.looptype || co.force_splice_read)
         LOG_INFO("fuse: looptype and force_splice_read are ignored (one coroutine loop here)");
     if (co.threads < 1 || co.threads > 64 || co.max_inflight < 1)
         LOG_ERROR_RETURN(EINVAL, -1, "fuse: threads must be 1..64, max_inflight at least 1");
+    if (co.memory_budget && MemoryBudget::parse_size(co.memory_budget) == 0)
+        LOG_ERROR_RETURN(EINVAL, -1, "fuse: memory_budget must be a size (bytes, or with K, M, G)");
     if (plan.parse && !plan.parse(&args)) LOG_ERROR_RETURN(EINVAL, -1, "fuse: bad options");
     struct fuse_cmdline_opts opts;
     memset(&opts, 0, sizeof(opts));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <photon/common/alog.h>
+#include <photon/common/memory_budget.h>
 #include <photon/fs/fuse_adaptor.h>
 #include <photon/io/fd-events.h>
 #include <photon/photon.h>
@@ -43,6 +44,9 @@ constexpr size_t kSmallRequest = 64 * 1024 + kPage;  // up to here, copying is c
 // Requests holding a kLarge buffer (big writes) per lane: memory is bounded
 // by bytes (about 64 MiB), not only by max_inflight.
 constexpr uint32_t kMaxLargeInflight = 64;
+// How long the reader waits for budget for a request (not reading /dev/fuse
+// meanwhile) before it answers the request ENOMEM.
+constexpr uint64_t kBudgetWait = 30ull * 1000 * 1000;
 
 // Per OS thread (so per lane) cache of page-aligned buffers in size classes
 // of 4 KiB << k, and kLarge. Keeping them spares malloc's mmap / munmap and
@@ -96,6 +100,7 @@ class server;
 
 struct lane {
     server* srv;
+    std::unique_ptr<MemoryBudget::Account> account;
     spinlock reader_lock;  // guards `reader` against stop() on other vCPUs
     thread* reader = nullptr;
     uint32_t inflight = 0;        // this lane's coroutines only
@@ -110,6 +115,7 @@ struct request_slot {
     size_t n;         // request bytes at kReqOffset
     size_t cap;       // buffer class, for the cache
     uint64_t unique;  // the kernel's request id
+    size_t charge;    // bytes taken from the lane's account
 };
 static_assert(sizeof(request_slot) <= kReqOffset, "slot overlaps the request");
 
@@ -125,6 +131,8 @@ private:
     void serve_lane(lane& l);
     void drain(lane& l);
     void dispatch(lane& l, char*& big, size_t n);
+    bool take_budget(lane& l, const fuse_in_header* in, size_t n, size_t* charge);
+    void reply_error(uint64_t unique, int err);
     void process(char* req, size_t n);
     void interrupt(const char* req, size_t n);
     int try_interrupt(uint64_t unique);
@@ -189,6 +197,7 @@ void* server::worker(void* arg) {
     auto slot = *(request_slot*)block;
     slot.srv->process(block + kReqOffset, slot.n);
     t_buffers.put(block, slot.cap);
+    slot.l->account->release(slot.charge);  // the reply has been written
     {
         std::lock_guard<std::mutex> lock(slot.srv->running_mu_);
         slot.srv->running_.erase(slot.unique);
@@ -246,25 +255,65 @@ void server::interrupt_all(int error) {
     for (auto& r : running_) thread_interrupt(r.second, error);
 }
 
+// The bytes a request holds until it has replied: its buffer, and the
+// reply's for the calls whose reply is as large as asked.
+size_t charge_of(const fuse_in_header* in, size_t n) {
+    size_t c = kReqOffset + n <= kSmallRequest ? kReqOffset + n : kLarge;
+    bool sized_reply =
+        in->opcode == FUSE_READ || in->opcode == FUSE_READDIR || in->opcode == FUSE_READDIRPLUS;
+    if (sized_reply && n >= sizeof(fuse_in_header) + sizeof(fuse_read_in))
+        c += ((const fuse_read_in*)(in + 1))->size;
+    return c;
+}
+
+void server::reply_error(uint64_t unique, int err) {
+    fuse_out_header out;
+    out.len = sizeof(out);
+    out.error = -err;
+    out.unique = unique;
+    ssize_t r = ::write(fd_, &out, sizeof(out));  // ENOENT: the request was interrupted
+    (void)r;
+}
+
+// Waits (the lane reads no further request meanwhile) until the request's
+// bytes fit the budget. false: it was answered ENOMEM instead.
+bool server::take_budget(lane& l, const fuse_in_header* in, size_t n, size_t* charge) {
+    *charge = charge_of(in, n);
+    if (l.account->acquire(*charge, Timeout(kBudgetWait)) == 0) return true;
+    int e = errno;
+    if (e == EINTR && ending()) {  // stopping: no reply is owed any more
+        reply_error(in->unique, EINTR);
+        return false;
+    }
+    LOG_EVERY_T(
+        10, LOG_WARN("fuse: a request of ` bytes found no room in the memory budget "
+                     "(` of ` used), answered ENOMEM: ",
+                     *charge, l.account->budget()->used(), l.account->budget()->limit(), ERRNO(e)));
+    reply_error(in->unique, ENOMEM);
+    return false;
+}
+
 void server::dispatch(lane& l, char*& big, size_t n) {
     auto in = (const fuse_in_header*)(big + kReqOffset);
     if (in->opcode == FUSE_INTERRUPT) interrupt(big + kReqOffset, n);
     if (runs_inline(in->opcode, opt_.serialize_writers)) return process(big + kReqOffset, n);
+    size_t charge;
+    if (!take_budget(l, in, n, &charge)) return;
     char* block;
     size_t cap;
     if (kReqOffset + n <= kSmallRequest) {  // most: copied out, the read buffer stays
         cap = kReqOffset + n;
         block = (char*)t_buffers.get(cap);
-        if (!block) return process(big + kReqOffset, n);
+        if (!block) return process(big + kReqOffset, n), l.account->release(charge);
         memcpy(block + kReqOffset, big + kReqOffset, n);
     } else {  // hand the read buffer over, read the next request into a fresh one
         cap = kLarge;
         char* fresh = (char*)t_buffers.get(cap);
-        if (!fresh) return process(big + kReqOffset, n);
+        if (!fresh) return process(big + kReqOffset, n), l.account->release(charge);
         block = big;
         big = fresh;
     }
-    new (block) request_slot{this, &l, n, cap, in->unique};
+    new (block) request_slot{this, &l, n, cap, in->unique, charge};
     l.inflight++;
     if (cap == kLarge) l.large_inflight++;
     thread* th = thread_create(&server::worker, block);  // runs once we yield
@@ -283,6 +332,7 @@ void server::dispatch(lane& l, char*& big, size_t n) {
     if (cap == kLarge) l.large_inflight--;
     process(block + kReqOffset, n);
     t_buffers.put(block, cap);
+    l.account->release(charge);
 }
 
 // Readiness of /dev/fuse goes through an epoll set of the lane's own: an
@@ -390,6 +440,8 @@ int server::run() {
     for (int i = 0; i < opt_.lanes; i++) {
         lanes_.emplace_back(new lane);
         lanes_.back()->srv = this;
+        lanes_.back()->account.reset(
+            new MemoryBudget::Account(opt_.budget ? opt_.budget : MemoryBudget::process()));
     }
     thread* w = thread_create(&server::watcher, this);
     join_handle* wj = w ? thread_enable_join(w) : nullptr;

@@ -17,6 +17,7 @@
 struct fuse_session;
 
 namespace photon {
+class MemoryBudget;
 namespace fs {
 
 struct fuse_server_options {
@@ -24,6 +25,10 @@ struct fuse_server_options {
     uint32_t max_inflight = 1024;    // requests in progress at once, per lane
     bool serialize_writers = false;  // see fuse_serve_session
     int wake_fd = -1;  // an eventfd: readable ends the session (fuse_exit_hooks.h's signals)
+    // Bytes of requests in progress and of their replies (reads, directory
+    // listings) are taken from it, an account per lane; nullptr: the
+    // process-wide one.
+    MemoryBudget* budget = nullptr;
 };
 
 // Serves se until the session ends; call from a

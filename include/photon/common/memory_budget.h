@@ -39,6 +39,8 @@ public:
     // A quarter of physical memory (or of the cgroup's limit, if lower), or
     // PHOTON_MEMORY_BUDGET.
     static size_t default_limit();
+    // "4096", "64K", "512M", "2G" as bytes; 0 if s is not such a size.
+    static size_t parse_size(const char* s);
 
     size_t limit() const { return limit_.load(std::memory_order_relaxed); }
     void set_limit(size_t limit);  // 0: default_limit()

@@ -25,6 +25,12 @@
 //                      threads). With N > 1 the file system is called from
 //                      several vCPUs at once and must allow that.
 //   max_inflight=N     requests in progress at once, per vCPU (1024)
+//   memory_budget=SIZE bytes (K, M, G) that requests in progress and their
+//                      replies (reads, directory listings) may hold; default:
+//                      the process-wide MemoryBudget (memory_budget.h). Past
+//                      it, /dev/fuse is not read until requests finish; a
+//                      request that cannot fit within 30 s (or ever) is
+//                      answered ENOMEM.
 //   looptype=..., force_splice_read=N   Photon's; accepted, ignored
 // and fuser_go's also:
 //   entry_timeout=S, attr_timeout=S (1.0), negative_timeout=S (0)
