@@ -3,11 +3,18 @@
 // shutdown() may come from another vCPU than the connections' (a server
 // stopped from its watcher's vCPU): the sets of connections and requests are
 // guarded by lock_.
+//
+// Memory: each connection holds an Account of the skeleton's MemoryBudget. A
+// request takes its body's bytes and kRequestCharge (its coroutine) before
+// its body is read, waiting unread (backpressure) while there is no room, and
+// is shed with an ENOMEM reply if none comes in time; its reply's bytes are
+// taken too while it is written; all are given back once the reply is out.
 #include <atomic>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <photon/common/alog.h>
+#include <photon/common/memory_budget.h>
 #include <photon/rpc/rpc.h>
 #include <photon/thread/thread-pool.h>
 #include <photon/thread/thread.h>
@@ -22,11 +29,22 @@ namespace {
 
 class SkeletonImpl;
 
+// What a running request is charged for its coroutine beyond its body: the
+// stack pages a handler touches (the rest of its stack is address space, not
+// memory) and the request's bookkeeping. It makes the budget bound the
+// requests running at once across connections too.
+constexpr size_t kRequestCharge = 64 * 1024;
+// After a coroutine could not be made, the requests then running, less a
+// quarter, may run at once for this long (new connections need coroutines too).
+constexpr uint64_t kCreateBackoffUs = 1000 * 1000;
+
 // One connection being served.
 struct Conn {
+    explicit Conn(MemoryBudget* budget) : account(budget) {}
     IStream* stream;
-    thread* reader = CURRENT;   // the coroutine in serve()
-    FrameWriter writer{false};  // a reply waits its turn behind the others
+    MemoryBudget::Account account;  // the bytes its requests and replies hold
+    thread* reader = CURRENT;       // the coroutine in serve()
+    FrameWriter writer{false};      // a reply waits its turn behind the others
     int inflight = 0;
     condition_variable idle;          // inflight reached 0
     condition_variable room;          // inflight fell below the skeleton's cap
@@ -42,6 +60,7 @@ struct Request {
     SkeletonImpl* sk;
     thread* th = nullptr;
     bool replied = false;
+    BudgetHold hold;  // body, coroutine and reply bytes, until deleted
 
     Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc);
     int send_reply(iovector* resp);
@@ -51,7 +70,8 @@ struct Request {
 
 class SkeletonImpl final : public Skeleton {
 public:
-    explicit SkeletonImpl(uint32_t pool_size) : pool_(ThreadPoolBase::new_thread_pool(pool_size)) {}
+    explicit SkeletonImpl(uint32_t pool_size)
+        : pool_(ThreadPoolBase::new_thread_pool(pool_size)), budget_(MemoryBudget::process()) {}
     ~SkeletonImpl() override {
         shutdown(true);
         if (pool_) ThreadPoolBase::delete_thread_pool(pool_);
@@ -68,6 +88,7 @@ public:
     void set_frame_timeout(uint64_t us) override { frame_timeout_ = us; }
     void set_idle_timeout(uint64_t us) override { idle_timeout_ = us; }
     void set_max_inflight(uint32_t n) override { max_inflight_ = n ? n : 1; }
+    void set_memory_budget(MemoryBudget* b) override { budget_ = b; }
 
     int serve(IStream* stream) override;
     int shutdown(bool no_more_requests) override { return shutdown(no_more_requests, UINT64_MAX); }
@@ -76,10 +97,14 @@ public:
 
     static void* run(void* arg);
     uint64_t frame_timeout() const { return frame_timeout_; }
+    void shed_reply(size_t n);
 
 private:
     int serve_frames(Conn& c, FrameReader& rd);
     int dispatch(Conn& c, FrameReader& rd, const Header& h);
+    int take_budget(Request& r, size_t n, const Timeout& frame_deadline);
+    int start(Request* req);
+    bool create_allowed();
     void wait_idle(Conn& c);
     void abort_all();
     void interrupt_readers_locked();
@@ -97,16 +122,35 @@ private:
     uint64_t frame_timeout_ = DEFAULT_FRAME_TIMEOUT;
     uint64_t idle_timeout_ = DEFAULT_IDLE_TIMEOUT;
     uint32_t max_inflight_ = DEFAULT_MAX_INFLIGHT;
+    MemoryBudget* budget_;
+    std::atomic<uint64_t> sheds_{0};         // requests and replies refused bytes
+    std::atomic<uint64_t> no_coroutine_{0};  // requests refused a coroutine
+    std::atomic<uint32_t> running_requests_{0};
+    std::atomic<uint32_t> create_cap_{UINT32_MAX};  // see kCreateBackoffUs
+    std::atomic<uint64_t> cap_set_at_{0};
 };
 
 Request::Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc)
-    : body(alloc), conn(conn), sk(sk) {}
+    : body(alloc), conn(conn), sk(sk), hold(&conn->account) {}
 
 int Request::send_reply(iovector* resp) {
     if (replied) return errno = EALREADY, -1;
+    size_t n = resp->sum();
+    // A client that does not read its replies pins them while they are
+    // written: they count too, but one up to kRequestCharge is covered by
+    // its request's charge (were small replies to wait, requests that hold
+    // the whole budget would wait for each other). No room for a larger one
+    // within the frame timeout: the caller hears ENOMEM instead, and the
+    // handler -1 ENOMEM.
+    if (n > kRequestCharge && hold.acquire(n, Timeout(sk->frame_timeout())) < 0) {
+        int e = errno;
+        sk->shed_reply(n);
+        if (e == EINTR) return send_error(EINTR), errno = EINTR, -1;
+        return send_error(ENOMEM), errno = ENOMEM, -1;
+    }
     replied = true;
     Header h;
-    h.size = (uint32_t)resp->sum();
+    h.size = (uint32_t)n;
     return write_frame(h, resp);
 }
 
@@ -139,9 +183,16 @@ int Request::write_frame(Header& h, iovector* payload) {
     return errno = e, -1;
 }
 
+void SkeletonImpl::shed_reply(size_t n) {
+    uint64_t k = ++sheds_;
+    LOG_EVERY_T(10, LOG_WARN("rpc server: no room in the memory budget for a reply of ` bytes, "
+                             "replying ENOMEM instead (` shed so far)",
+                             n, k));
+}
+
 int SkeletonImpl::serve(IStream* stream) {
     if (!running_ || !pool_) return errno = ESHUTDOWN, -1;
-    Conn c;
+    Conn c(budget_);
     c.stream = stream;
     {
         SCOPED_LOCK(lock_);
@@ -188,8 +239,66 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
                 10, LOG_ERROR("rpc server: request of ` bytes past the limit, closing", h.size));
             return errno = EMSGSIZE, -1;
         }
-        if (dispatch(c, rd, h) < 0) return -1;
+        if (dispatch(c, rd, h) < 0) return errno == EINTR && !running_ ? 0 : -1;
     }
+    return 0;
+}
+
+// Takes n bytes for a request whose body is still unread. While there is no
+// room the connection is not read (backpressure), for at most half of what
+// is left of the frame's time, so that a refused body can still be skipped
+// within it.
+int SkeletonImpl::take_budget(Request& r, size_t n, const Timeout& frame_deadline) {
+    if (r.hold.acquire(n, Timeout(frame_deadline.timeout() / 2)) == 0) return 0;
+    if (errno == EINTR && !running_) return -1;
+    int e = errno;
+    uint64_t k = ++sheds_;
+    LOG_EVERY_T(10, LOG_WARN("rpc server: no room in the memory budget for a request of ` bytes "
+                             "(`), replying ENOMEM (` shed so far)",
+                             n, ERRNO(e), k));
+    return errno = ENOMEM, -1;
+}
+
+// Whether a request may try to get a coroutine: not while the cap set after
+// a failure holds.
+bool SkeletonImpl::create_allowed() {
+    if (running_requests_ < create_cap_) return true;
+    if (__update_now() - cap_set_at_ < kCreateBackoffUs) return false;
+    create_cap_ = UINT32_MAX;
+    return true;
+}
+
+// Runs the request in a pooled coroutine; when none can be made (out of
+// memory or address space) the caller hears ENOMEM, and the connection goes
+// on: reading frames needs no coroutine beyond serve()'s.
+int SkeletonImpl::start(Request* req) {
+    auto& c = *req->conn;
+    c.inflight++;
+    running_requests_++;
+    {
+        SCOPED_LOCK(lock_);
+        requests_.emplace(req, &c);
+    }
+    int e = EAGAIN;
+    if (create_allowed()) {
+        if (pool_->thread_create(&SkeletonImpl::run, req)) return 0;
+        e = errno;
+        uint32_t running = running_requests_ - 1;
+        create_cap_ = std::max<uint32_t>(1, running - running / 4);
+        cap_set_at_ = __update_now();
+    }
+    {
+        SCOPED_LOCK(lock_);
+        requests_.erase(req);
+    }
+    c.inflight--;
+    running_requests_--;
+    uint64_t k = ++no_coroutine_;
+    LOG_EVERY_T(10, LOG_ERROR("rpc server: cannot make a coroutine for a request (`), replying "
+                              "ENOMEM (` so far); at most ` requests run at once for 1 s",
+                              ERRNO(e), k, create_cap_.load()));
+    req->send_error(ENOMEM);
+    delete req;
     return 0;
 }
 
@@ -207,7 +316,10 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
         return req->send_error(ENOSYS), 0;
     }
     req->func = it->second;
-    if (h.size && req->body.push_back(h.size) != h.size) {
+    // The body's bytes are granted before they are read or allocated.
+    int r = take_budget(*req, h.size + kRequestCharge, deadline);
+    if (r < 0 && errno == EINTR) return delete req, -1;  // shutdown
+    if (r < 0 || (h.size && req->body.push_back(h.size) != h.size)) {
         DEFER(delete req);
         if (rd.skip(h.size, deadline) < 0) return -1;
         return req->send_error(ENOMEM), 0;
@@ -216,19 +328,7 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
         delete req;
         return -1;
     }
-    c.inflight++;
-    {
-        SCOPED_LOCK(lock_);
-        requests_.emplace(req, &c);
-    }
-    if (!pool_->thread_create(&SkeletonImpl::run, req)) {
-        SCOPED_LOCK(lock_);
-        requests_.erase(req);
-        c.inflight--;
-        req->send_error(ENOMEM);
-        delete req;
-    }
-    return 0;
+    return start(req);
 }
 
 void* SkeletonImpl::run(void* arg) {
@@ -248,6 +348,7 @@ void* SkeletonImpl::run(void* arg) {
         sk->requests_.erase(req);
     }
     delete req;
+    sk->running_requests_--;
     // (Below the cap, not at it: the cap may have been raised meanwhile.)
     if (--c.inflight < (int)sk->max_inflight_) c.room.notify_one();
     if (c.inflight == 0) c.idle.notify_all();

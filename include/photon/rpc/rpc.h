@@ -37,6 +37,7 @@
 #include <photon/rpc/serialize.h>
 
 namespace photon {
+class MemoryBudget;
 namespace rpc {
 
 #pragma GCC diagnostic push
@@ -188,6 +189,11 @@ public:
     // Ours: at most this many requests of one connection run at once (1024
     // by default); further frames wait unread until one has replied.
     virtual void set_max_inflight(uint32_t) {}
+    // Ours: the budget of the bytes this skeleton's requests and replies hold
+    // (MemoryBudget::process() by default; nullptr: none), for the
+    // connections served from now on. doc/rpc.md says what it bounds and
+    // what a client sees past it (-1 ENOMEM).
+    virtual void set_memory_budget(MemoryBudget*) {}
 
     template <class ServerClass>
     int register_service(ServerClass* obj) {
