@@ -306,7 +306,12 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     Timeout deadline = rd.frame_deadline();
     auto it = funcs_.find(h.function.function);
     auto req = new (std::nothrow) Request(this, &c, alloc_);
-    if (!req) return errno = ENOMEM, -1;
+    if (!req) {  // the heap is exhausted: skipped, answered from here
+        Request here(this, &c, alloc_);
+        here.header = h;
+        if (rd.skip(h.size, deadline) < 0) return -1;
+        return here.send_error(ENOMEM), 0;
+    }
     req->header = h;
     if (it == funcs_.end()) {  // the caller hears ENOSYS; the connection goes on
         DEFER(delete req);
