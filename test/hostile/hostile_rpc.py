@@ -10,24 +10,29 @@ with each case's expected outcome (its docstring); exits 1 on any failure, 77
 if the server cannot use the engine asked for.
 
 The server's deadlines: 1 s per frame (from its first byte), 2 s idle between
-frames, 1 MiB largest message (hostile_rpc_server.cpp). Bounds here are
-generous upper bounds ("within 10 s"), never tight windows.
+frames, 1 MiB largest message (hostile_rpc_server.cpp); its memory budget is
+64 MiB (BUDGET_MIB, given on its command line). Bounds here are generous upper
+bounds ("within 10 s"), never tight windows.
 
 The wire format (doc/rpc.md): a 40-byte little-endian header (magic, version
 0, payload size, interface, method, tag, reserved), then the payload. The
-server's one operation, Sum (0x4057, 1), takes a buffer: the payload is the
+server's operation Sum (0x4057, 1) takes a buffer: the payload is the
 buffer's bytes, then the request struct's 16 bytes (pointer, length). Its
-reply payload is 16 bytes: the length and the sum of the bytes. An error
-reply has size 0 and reserved = 0x50455252_00000000 | errno.
+reply payload is 16 bytes: the length and the sum of the bytes. Sleep (0x4057,
+2) takes a u64 of milliseconds (its payload is that struct's 8 bytes) and
+replies with 1 byte (an empty struct) after that long. An error reply has size
+0 and reserved = 0x50455252_00000000 | errno.
 """
 import os
 import resource
+import selectors
 import signal
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -41,7 +46,11 @@ MAGIC = 0x87DE5D02E6AB95C7
 HDR = struct.Struct("<QIIIIQQ")  # magic, version, size, interface, method, tag, reserved
 IID, FID = 0x4057, 1
 ERR_MARK = 0x5045525200000000
-ENOSYS, EINVAL = 38, 22
+ENOSYS, EINVAL, ENOMEM = 38, 22, 12
+BUDGET_MIB = 64
+# What the server holds beyond its budget: per connection a 64 KiB read-ahead
+# buffer and its coroutine's stack pages, and the allocator's slack.
+RSS_SLACK_MIB = 48
 
 
 def header(size, tag, iid=IID, fid=FID, magic=MAGIC, version=0):
@@ -78,6 +87,15 @@ def read_reply(s):
     assert magic == MAGIC and version == 0, "bad reply header"
     err = reserved & 0xFFFFFFFF if reserved & 0xFFFFFFFF00000000 == ERR_MARK else 0
     return tag, err, recv_exact(s, size) if size else b""
+
+
+def sleep_frame(ms, tag):
+    return header(8, tag, fid=2) + struct.pack("<Q", ms)
+
+
+def server_vmsize():
+    with open("/proc/%d/status" % SRV.pid) as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmSize:"))
 
 
 def check_sum(s, data, tag):
@@ -346,6 +364,118 @@ def thousand_idle_connections():
             c.close()
 
 
+@case
+def pipelining_pinning_attack():
+    """100 connections pipelining 1 MiB calls as fast as they can for 6 s, never reading a reply
+    (reconnecting when cut): the server's RSS grows by less than its 64 MiB budget plus 48 MiB of
+    slack, and a well-behaved client meanwhile gets every reply, each correct"""
+    _, rss0 = server_usage()
+    frame = sum_frame(b"\x01" * ((1 << 20) - 16), 1)
+    stop = threading.Event()
+    good = {"ok": 0, "error": None}
+
+    def well_behaved():
+        try:
+            s = connect()
+            i = 0
+            while not stop.is_set():
+                check_sum(s, b"well-behaved" * 80, 1000 + i)
+                good["ok"] += 1
+                i += 1
+                time.sleep(0.01)
+            s.close()
+        except Exception as e:  # reported below
+            good["error"] = repr(e)
+
+    def attacker():
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect((HOST, PORT))
+        s.setblocking(False)
+        return s
+
+    sel = selectors.DefaultSelector()
+    for _ in range(100):
+        sel.register(attacker(), selectors.EVENT_WRITE, [0])
+    t = threading.Thread(target=well_behaved)
+    t.start()
+    peak, cuts, sent = rss0, 0, 0
+    end = time.monotonic() + 6
+    next_sample = 0
+    try:
+        while time.monotonic() < end:
+            for key, _ in sel.select(timeout=0.05):
+                s, off = key.fileobj, key.data
+                try:
+                    n = s.send(memoryview(frame)[off[0]:])
+                    off[0] = (off[0] + n) % len(frame)
+                    sent += n
+                except BlockingIOError:
+                    pass
+                except OSError:  # cut: the server gave up on our replies
+                    cuts += 1
+                    sel.unregister(s)
+                    s.close()
+                    sel.register(attacker(), selectors.EVENT_WRITE, [0])
+            if time.monotonic() >= next_sample:
+                peak = max(peak, server_usage()[1])
+                next_sample = time.monotonic() + 0.05
+    finally:
+        stop.set()
+        t.join()
+        for key in list(sel.get_map().values()):
+            key.fileobj.close()
+        sel.close()
+    print("     pinning: %d MiB sent, %d cuts, RSS %d -> peak %d KiB, well-behaved %d calls" %
+          (sent >> 20, cuts, rss0, peak, good["ok"]))
+    assert good["error"] is None, "the well-behaved client failed: %s" % good["error"]
+    assert good["ok"] >= 10, "the well-behaved client made only %d calls" % good["ok"]
+    limit = int(os.environ.get("HOSTILE_RPC_RSS_LIMIT_KIB", (BUDGET_MIB + RSS_SLACK_MIB) * 1024))
+    assert peak - rss0 < limit, "RSS grew %d KiB (limit %d)" % (peak - rss0, limit)
+
+
+@case
+def slow_calls_flood():
+    """50 connections each pipelining 100 calls that sleep 1 s (5,000 at once): every call is
+    answered (ENOMEM allowed) within 30 s, new connections are accepted and answered meanwhile (a
+    Sum or ENOMEM), and the server's virtual size stays under 16 GiB"""
+    conns = [connect() for _ in range(50)]
+    vm_peak = server_vmsize()
+    try:
+        for c in conns:
+            c.sendall(b"".join(sleep_frame(1000, t) for t in range(1, 101)))
+        fresh = {"ok": 0, "enomem": 0}
+        for i in range(10):
+            s = connect()
+            s.sendall(sum_frame(b"fresh", 77))
+            tag, err, _ = read_reply(s)
+            assert tag == 77 and err in (0, ENOMEM), (tag, err)
+            fresh["ok" if err == 0 else "enomem"] += 1
+            s.close()
+            vm_peak = max(vm_peak, server_vmsize())
+            time.sleep(0.1)
+        replies = {"ok": 0, "enomem": 0}
+        t0 = time.monotonic()
+        for c in conns:
+            c.settimeout(max(0.5, 30 - (time.monotonic() - t0)))
+            tags = set()
+            for _ in range(100):
+                tag, err, _ = read_reply(c)
+                assert err in (0, ENOMEM), "error %d" % err
+                replies["ok" if err == 0 else "enomem"] += 1
+                tags.add(tag)
+                if len(tags) % 25 == 0:
+                    vm_peak = max(vm_peak, server_vmsize())
+            assert tags == set(range(1, 101)), "missing replies"
+    finally:
+        for c in conns:
+            c.close()
+    print("     slow calls: %d answered, %d ENOMEM; fresh connections %d ok %d ENOMEM; "
+          "VmSize peak %d MiB" % (replies["ok"], replies["enomem"], fresh["ok"], fresh["enomem"],
+                                  vm_peak >> 10))
+    assert vm_peak < 16 << 20, "VmSize reached %d MiB" % (vm_peak >> 10)
+
+
 # ---------------------------------------------------------------- runner
 
 
@@ -359,7 +489,8 @@ def main():
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))  # the server inherits it
     log = tempfile.TemporaryFile()
-    SRV = subprocess.Popen([sys.argv[1], "0"], stdout=subprocess.PIPE, stderr=log)
+    SRV = subprocess.Popen([sys.argv[1], "0", "%dM" % BUDGET_MIB], stdout=subprocess.PIPE,
+                           stderr=log)
     line = SRV.stdout.readline().decode()
     if line.startswith("io_uring not available"):
         print("SKIP: %s" % line.strip())
