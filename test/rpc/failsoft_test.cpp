@@ -146,17 +146,23 @@ int quick_call(uint16_t port);
 Tally wave(uint16_t port) {
     Tally t;
     std::string text = "slow call";
+    // Each connection is being served (has its coroutine) before any load.
     std::vector<int> fds;
+    std::string quick = echo_frame(text, 0, 0);
     for (int c = 0; c < kConns; c++) {
         int fd = connect_to(port);
-        if (fd < 0) {
+        if (fd < 0 || write(fd, quick.data(), quick.size()) != (ssize_t)quick.size() ||
+            read_reply(fd, text) != 0) {
+            if (fd >= 0) close(fd);
             t.other += kCallsPerConn;
             continue;
         }
+        fds.push_back(fd);
+    }
+    for (int fd : fds) {
         std::string burst;
         for (int i = 0; i < kCallsPerConn; i++) burst += echo_frame(text, i + 1, kDelayMs);
         if (write(fd, burst.data(), burst.size()) != (ssize_t)burst.size()) t.other++;
-        fds.push_back(fd);
     }
     usleep(100 * kMs);  // the calls are running, or refused
     t.meanwhile = quick_call(port);
