@@ -182,6 +182,21 @@ TEST(WireAddresses, ManyArraysOfMessagesGoToTheHeap) {
     EXPECT_EQ(63u, r->inners[63].id);
 }
 
+TEST(WireAddresses, AMovedSerializerKeepsItsCopies) {
+    Filled f;
+    std::string want = wire_of(f.m, true);
+    alignas(SerializerIOV) char storage[sizeof(SerializerIOV)];
+    auto first = new (storage) SerializerIOV;
+    first->zero_pointers = true;
+    first->serialize(f.m);
+    SerializerIOV moved(std::move(*first));
+    first->~SerializerIOV();
+    memset(storage, 0xee, sizeof(storage));  // nothing of it may be used now
+    std::string got(moved.iov.sum(), '\0');
+    moved.iov.memcpy_to(&got[0], got.size());
+    EXPECT_EQ(want, got);
+}
+
 // ---- through a stub and a skeleton -----------------------------------------
 
 struct Header40 {

@@ -370,6 +370,24 @@ public:
     SerializerIOV() = default;
     SerializerIOV(const SerializerIOV&) = delete;
     SerializerIOV& operator=(const SerializerIOV&) = delete;
+    // Movable, as Photon's: the copies in the inline area move with it.
+    SerializerIOV(SerializerIOV&& o)
+        : iov(std::move(o.iov)),
+          iovfull(o.iovfull),
+          zero_pointers(o.zero_pointers),
+          used_(o.used_),
+          heap_(std::move(o.heap_)),
+          fixups_(std::move(o.fixups_)) {
+        memcpy(small_, o.small_, used_);
+        auto moved = [&](void* p) -> void* {
+            uintptr_t a = (uintptr_t)p, b = (uintptr_t)o.small_;
+            return a >= b && a < b + sizeof(small_) ? small_ + (a - b) : p;
+        };
+        for (auto& v : iov) v.iov_base = moved(v.iov_base);
+        for (auto& f : fixups_) f.dst = moved(f.dst);
+        o.used_ = 0;
+        o.heap_.clear();
+    }
     ~SerializerIOV() {
         for (auto p : heap_) ::free(p);
     }
