@@ -22,10 +22,16 @@ packages=(
     liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev libext2fs-dev zlib1g-dev
     clang clang-format libclang-rt-14-dev valgrind
 )
-# Peers of the HTTP/TLS/WebSocket, FUSE (fusermount3), extfs (fsck.ext4, debugfs) and gdb-helper
-# tests and of the benchmarks (tests skip without them): installed in a second apt-get call, so
-# that one of them failing (a service that cannot start) costs nothing else.
-peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb e2fsprogs)
+# Peers of the HTTP/TLS/WebSocket, HTTP/2 (nghttp, h2load), FUSE (fusermount3), extfs
+# (fsck.ext4, debugfs) and gdb-helper tests and of the benchmarks (tests skip without them):
+# installed in a second apt-get call, so that one of them failing (a service that cannot start)
+# costs nothing else. Go (golang-go, unless a go is on PATH) builds the Go peers below.
+peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb e2fsprogs
+    nghttp2-client)
+command -v go >/dev/null 2>&1 || peers+=(golang-go)
+# Go peers, pinned, built from the Go module proxy with `go install` into /usr/local/bin (root)
+# or ~/go/bin: h2spec (the HTTP/2 conformance suite).
+go_peers=(github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible)
 packages+=("${peers[@]}")
 
 check_only=0 strict=0
@@ -34,12 +40,29 @@ for arg in "$@"; do
         --check) check_only=1 ;;
         --aarch64)
             packages=(g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
-            peers=()
+            peers=() go_peers=()
             strict=1
             ;;
         *) echo "usage: $0 [--check] [--aarch64]" >&2; exit 2 ;;
     esac
 done
+
+# Installs the Go peers that are not on PATH yet; a failure (no network) is a warning.
+install_go_peers() {
+    [ "$check_only" = 0 ] && [ "${#go_peers[@]}" -gt 0 ] && command -v go >/dev/null 2>&1 || return 0
+    local bin="$HOME/go/bin"
+    [ "$(id -u)" -eq 0 ] && bin=/usr/local/bin
+    for m in "${go_peers[@]}"; do
+        local name="${m%@*}"
+        name="${name##*/}"
+        command -v "$name" >/dev/null 2>&1 || [ -x "$bin/$name" ] && continue
+        if GOBIN="$bin" GOFLAGS=-mod=mod go install "$m" </dev/null; then
+            echo "install-deps: installed $name ($m) in $bin"
+        else
+            echo "install-deps: WARNING: go install $m failed; its tests will skip" >&2
+        fi
+    done
+}
 
 if [ "${PHOTON_SKIP_DEPS:-0}" = 1 ]; then
     echo "install-deps: PHOTON_SKIP_DEPS=1, skipped"
@@ -61,6 +84,7 @@ done
 
 if [ "${#missing[@]}" -eq 0 ]; then
     echo "install-deps: all ${#packages[@]} packages are installed"
+    install_go_peers
     exit 0
 fi
 
@@ -101,3 +125,4 @@ elif [ "$strict" = 1 ]; then
 else
     echo "install-deps: WARNING: apt-get update failed; continuing without: ${missing[*]}" >&2
 fi
+install_go_peers

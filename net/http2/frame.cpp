@@ -93,7 +93,10 @@ bool parse_frame(const FrameHeader& h, const uint8_t* p, Frame* f, FrameError* e
             break;
         case FrameType::HEADERS:
             if (!on_stream(h, err) || !unpad(h, &body, err)) return false;
-            if ((h.flags & flags::PRIORITY) && !take_priority(h, &body, f, err)) return false;
+            if ((h.flags & flags::PRIORITY) && !take_priority(h, &body, f, err)) {
+                f->data = body;  // the block must still be decoded (HPACK state)
+                return false;
+            }
             break;
         case FrameType::PRIORITY:
             if (!on_stream(h, err) || !length_is(h, 5, false, err)) return false;

@@ -1,0 +1,99 @@
+// The server side of one HTTP/2 connection (RFC 9113) over a socket
+// stream: it reads frames in the calling coroutine and runs each request
+// stream's handler in a coroutine of its own, on the same vCPU. Flow control
+// both ways (the handler's reads open the receive windows; its writes wait
+// for the send windows), SETTINGS with their acknowledgement, PING, GOAWAY,
+// RST_STREAM, CONTINUATION runs, requests checked as RFC 9113 8 requires
+// (malformed ones are reset), and limits against a peer that floods: streams
+// at once, header list size, resets per second (CVE-2023-44487), control
+// frames per second, an idle deadline.
+//
+// Internal: the HTTP server puts its handlers on it (h2c, and h2 over TLS).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "frame.h"
+#include "hpack.h"
+
+namespace photon {
+namespace net {
+class ISocketStream;
+namespace http2 {
+
+struct ConnectionOptions {
+    uint32_t max_concurrent_streams = 128;           // more at once are refused (REFUSED_STREAM)
+    uint32_t initial_window_size = 1 << 20;          // each stream's receive window
+    uint32_t connection_window = 16 << 20;           // the connection's receive window
+    uint32_t max_frame_size = kDefaultMaxFrameSize;  // the largest frame accepted
+    uint32_t max_header_list_size = 64 << 10;        // larger requests: 431 (RST if unanswerable)
+    uint32_t header_table_size = 4096;               // the decoder's dynamic table
+    uint64_t idle_timeout = 60'000'000;              // no frame and no stream for this long: GOAWAY
+    uint64_t settings_timeout = 10'000'000;          // for the peer's ACK of our SETTINGS
+    uint32_t max_resets_per_second = 200;    // streams the peer resets: then ENHANCE_YOUR_CALM
+    uint32_t max_control_per_second = 1000;  // PING, SETTINGS, PRIORITY, empty frames: likewise
+};
+
+// One request stream, as its handler sees it. Calls block the handler's
+// coroutine only; -1 with errno ECONNRESET once the stream was reset or the
+// connection ended.
+class Stream {
+public:
+    virtual ~Stream() = default;
+    virtual uint32_t id() const = 0;
+    // The request's fields, pseudo-fields (:method, :scheme, :authority,
+    // :path) first, names in lower case.
+    virtual const std::vector<HeaderField>& request() const = 0;
+    // The value of a request field, "" if absent.
+    std::string_view field(std::string_view name) const {
+        for (auto& f : request())
+            if (f.name == name) return f.value;
+        return {};
+    }
+    // Body bytes: up to n, 0 at the end; ETIMEDOUT after timeout us.
+    virtual ssize_t read(void* buf, size_t n, uint64_t timeout = -1) = 0;
+    // The trailers that ended the body, if any (after read() returned 0).
+    virtual const std::vector<HeaderField>& trailers() const = 0;
+    // The response head (:status first); end_stream: no body follows.
+    virtual int respond(const std::vector<HeaderField>& fields, bool end_stream = false) = 0;
+    // Body bytes, as the windows allow: n, or -1.
+    virtual ssize_t write(const void* buf, size_t n, uint64_t timeout = -1) = 0;
+    // Ends the response (with trailers, if given).
+    virtual int finish(const std::vector<HeaderField>* trailers = nullptr) = 0;
+    // Ends the stream with RST_STREAM.
+    virtual void reset(ErrorCode code = ErrorCode::CANCEL) = 0;
+};
+
+// Serves a request stream. When it returns, the response is finished for it
+// (a 500 if it sent none).
+using StreamHandler = std::function<void(Stream&)>;
+
+class ServerConnection {
+public:
+    ServerConnection(ISocketStream* sock, const ConnectionOptions& opt, StreamHandler handler);
+    ~ServerConnection();
+    ServerConnection(const ServerConnection&) = delete;
+    ServerConnection& operator=(const ServerConnection&) = delete;
+
+    // Serves until the peer closes, breaks the protocol (answered with
+    // GOAWAY), stays idle too long, or stop(); returns once every handler
+    // has returned. `read` holds bytes of the connection already read (the
+    // client preface, in part or whole). 0 on a clean end, -1 with errno.
+    int serve(std::string_view read = {});
+    // Graceful stop (from any coroutine of the vCPU): GOAWAY(NO_ERROR), no
+    // new streams; serve() returns when the running ones are done.
+    void stop();
+
+    struct Impl;
+
+private:
+    Impl* impl_;
+};
+
+}  // namespace http2
+}  // namespace net
+}  // namespace photon

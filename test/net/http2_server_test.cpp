@@ -1,0 +1,376 @@
+// The HTTP/2 server connection (net/http2/server_connection.h) on a TCP
+// server of its own vCPU (127.0.0.1), against real clients: curl with
+// --http2-prior-knowledge (a response, 8 MiB bodies both ways through the
+// flow control windows, trailers), h2load (64 streams at once on one
+// connection) and h2spec, whose every case must pass. A missing peer skips
+// its test.
+#include "../../net/http2/server_connection.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <photon/net/socket.h>
+#include <photon/photon.h>
+#include <photon/thread/thread.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../util/temp_dir.h"
+
+namespace {
+
+using namespace photon::net::http2;
+
+std::string pattern(size_t n) {
+    std::string s(n, 0);
+    for (size_t i = 0; i < n; i++) s[i] = (char)('a' + (i * 7 + i / 1000) % 26);
+    return s;
+}
+
+void serve_stream(Stream& s) {
+    std::string path(s.field(":path"));
+    if (path == "/hello") {
+        s.respond({{":status", "200"}, {"content-type", "text/plain"}});
+        s.write("hello\n", 6);
+    } else if (path == "/echo") {  // the body back, as it comes
+        s.respond({{":status", "200"}});
+        char buf[16384];
+        ssize_t n;
+        while ((n = s.read(buf, sizeof(buf))) > 0)
+            if (s.write(buf, n) != n) return;
+    } else if (path.rfind("/big/", 0) == 0) {
+        std::string body = pattern(std::stoul(path.substr(5)));
+        s.respond({{":status", "200"}, {"content-length", std::to_string(body.size())}});
+        s.write(body.data(), body.size());
+    } else if (path == "/trailers") {
+        s.respond({{":status", "200"}});
+        s.write("body", 4);
+        std::vector<HeaderField> t = {{"x-checksum", "1234"}};
+        s.finish(&t);
+    } else if (path == "/") {  // h2spec's: a body past the initial window keeps the stream open
+        std::string body = pattern(128 << 10);
+        s.respond({{":status", "200"}});
+        s.write(body.data(), body.size());
+    } else {
+        s.respond({{":status", "404"}}, true);
+    }
+}
+
+// A TCP server on its own vCPU serving every connection as HTTP/2.
+class H2Server {
+public:
+    explicit H2Server(ConnectionOptions opt = {}) : opt_(opt) {
+        if (opt_.idle_timeout == ConnectionOptions().idle_timeout) opt_.idle_timeout = 10'000'000;
+        th_ = std::thread([this] {
+            if (photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE) != 0) {
+                failed_ = true;
+                return;
+            }
+            auto tcp = photon::net::new_tcp_socket_server();
+            tcp->set_handler({this, &H2Server::serve});
+            if (tcp->bind_v4localhost(0) == 0 && tcp->listen() == 0 && tcp->start_loop(false) == 0)
+                port_ = tcp->getsockname().port;
+            else
+                failed_ = true;
+            while (!stop_ && !failed_) photon::thread_usleep(10 * 1000);
+            tcp->terminate();
+            delete tcp;
+            photon::fini();
+        });
+        while (!port_ && !failed_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ~H2Server() {
+        stop_ = true;
+        th_.join();
+    }
+    uint16_t port() const { return port_; }
+    bool failed() const { return failed_; }
+
+private:
+    int serve(photon::net::ISocketStream* sock) {
+        ServerConnection c(sock, opt_, serve_stream);
+        return c.serve();
+    }
+    ConnectionOptions opt_;
+    std::thread th_;
+    std::atomic<uint16_t> port_{0};
+    std::atomic<bool> failed_{false}, stop_{false};
+};
+
+// The command's exit status and stdout.
+int run(const std::string& cmd, std::string* out) {
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+bool have(const char* tool) {
+    std::string out;
+    return run(std::string("command -v ") + tool + " 2>/dev/null", &out) == 0;
+}
+
+std::string curl_h2() {
+    std::string out;
+    run("curl -V 2>/dev/null", &out);
+    return out.find("HTTP2") != std::string::npos ? "" : "curl without HTTP/2";
+}
+
+class Http2Server : public ::testing::Test {
+protected:
+    void SetUp() override {
+        auto why = curl_h2();
+        if (!why.empty()) GTEST_SKIP() << why;
+        ASSERT_FALSE(server_.failed());
+        base_ = "http://127.0.0.1:" + std::to_string(server_.port());
+    }
+    std::string curl(const std::string& args, int* status = nullptr) {
+        std::string out;
+        int st = run("curl -s --http2-prior-knowledge --max-time 20 " + args, &out);
+        if (status)
+            *status = st;
+        else
+            EXPECT_EQ(0, st) << args;
+        return out;
+    }
+    H2Server server_;
+    std::string base_;
+};
+
+TEST_F(Http2Server, CurlGetsAResponseOverHttp2) {
+    EXPECT_EQ("hello\n", curl(base_ + "/hello"));
+    EXPECT_EQ("2 200", curl("-o /dev/null -w '%{http_version} %{http_code}' " + base_ + "/hello"));
+    EXPECT_EQ("404", curl("-o /dev/null -w '%{http_code}' " + base_ + "/nothing"));
+}
+
+TEST_F(Http2Server, EightMiBBodiesGoBothWaysThroughTheWindows) {
+    photon_test::temp_dir dir;
+    std::string in = dir.path() + "/in", got = dir.path() + "/got";
+    std::string body = pattern(8 << 20);
+    std::ofstream(in, std::ios::binary) << body;
+    curl("--data-binary @" + in + " -o " + got + " " + base_ + "/echo");
+    std::ifstream f(got, std::ios::binary);
+    std::string back((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(body.size(), back.size());
+    EXPECT_TRUE(body == back);
+    std::string big = curl(base_ + "/big/" + std::to_string(8 << 20));
+    EXPECT_TRUE(big == body);
+}
+
+// h2load (nghttp2-client) keeps 64 streams open at once on one connection.
+// (curl 7.88 cannot reuse an h2c connection for a second request at all.)
+TEST_F(Http2Server, SixtyFourStreamsAtOnceOnOneConnection) {
+    if (!have("h2load")) GTEST_SKIP() << "h2load not installed (Debian nghttp2-client)";
+    std::string out;
+    ASSERT_EQ(0, run("h2load -n 640 -c 1 -m 64 " + base_ + "/big/100000 2>&1", &out)) << out;
+    EXPECT_NE(std::string::npos, out.find("640 succeeded, 0 failed, 0 errored, 0 timeout")) << out;
+    EXPECT_NE(std::string::npos, out.find("status codes: 640 2xx")) << out;
+    // Each response carries its 100,000 body bytes (the "data" part of the traffic line).
+    auto at = out.find(") data");  // "traffic: ... 61.04MB (64000000) data"
+    ASSERT_NE(std::string::npos, at) << out;
+    auto open = out.rfind("(", at);
+    EXPECT_EQ("64000000", out.substr(open + 1, at - open - 1)) << out;
+}
+
+TEST_F(Http2Server, TrailersFollowTheBody) {
+    std::string out = curl("-i " + base_ + "/trailers");
+    EXPECT_NE(std::string::npos, out.find("x-checksum: 1234")) << out;
+    EXPECT_NE(std::string::npos, out.find("body")) << out;
+}
+
+// ---- hostile peers, on a raw socket ----------------------------------------
+
+// A client that writes frames by hand and reads the server's.
+class RawClient {
+public:
+    explicit RawClient(uint16_t port, bool ack_settings = true) : ack_(ack_settings) {
+        fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ok_ = fd_ >= 0 && connect(fd_, (sockaddr*)&a, sizeof(a)) == 0;
+        timeval tv{5, 0};
+        setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        std::string out(kClientPreface);
+        write_settings(nullptr, 0, &out);
+        send(out);
+    }
+    ~RawClient() {
+        if (fd_ >= 0) close(fd_);
+    }
+    bool ok() const { return ok_; }
+    void send(const std::string& b) {
+        if (::send(fd_, b.data(), b.size(), MSG_NOSIGNAL) != (ssize_t)b.size()) ok_ = false;
+    }
+    // A GET of path on stream id (HPACK without indexing: the server's table stays empty).
+    std::string get(uint32_t id, const std::string& path, bool end_stream = true) {
+        HpackEncoder e;
+        std::string block, out;
+        e.encode({{":method", "GET"}, {":scheme", "http"}, {":path", path}, {":authority", "x"}},
+                 &block);
+        write_headers(id, block, end_stream, kDefaultMaxFrameSize, &out);
+        return out;
+    }
+    // Reads frames, acknowledging SETTINGS (if asked to), and gives each to
+    // f until it returns false; false if the connection ended (or 5 s of
+    // silence passed) first.
+    template <typename F>
+    bool frames(F&& f) {
+        char tmp[65536];
+        while (true) {
+            while (buf_.size() >= kFrameHeaderSize) {
+                auto h = read_frame_header((const uint8_t*)buf_.data());
+                if (buf_.size() < kFrameHeaderSize + h.length) break;
+                std::string payload = buf_.substr(kFrameHeaderSize, h.length);
+                buf_.erase(0, kFrameHeaderSize + h.length);
+                if (h.type == (uint8_t)FrameType::SETTINGS && !(h.flags & flags::ACK) && ack_) {
+                    std::string a;
+                    write_settings_ack(&a);
+                    send(a);
+                }
+                if (!f(h, payload)) return true;
+            }
+            ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
+            if (n <= 0) return false;
+            buf_.append(tmp, n);
+        }
+    }
+    static uint32_t be32(const std::string& p, size_t at) {
+        auto u = (const uint8_t*)p.data() + at;
+        return (uint32_t)u[0] << 24 | u[1] << 16 | u[2] << 8 | u[3];
+    }
+    // The error code of the GOAWAY that comes next, -1 if none does.
+    int goaway_code() {
+        int code = -1;
+        frames([&](const FrameHeader& h, const std::string& p) {
+            if (h.type != (uint8_t)FrameType::GOAWAY) return true;
+            code = (int)be32(p, 4);
+            return false;
+        });
+        return code;
+    }
+
+private:
+    int fd_ = -1;
+    bool ok_ = false, ack_;
+    std::string buf_;
+};
+
+TEST(Http2Hostile, RapidResetIsCutWithEnhanceYourCalm) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    std::string burst;
+    for (uint32_t id = 1; id < 2 * 400; id += 2) {  // 400 streams opened and reset at once
+        burst += c.get(id, "/");
+        write_rst_stream(id, ErrorCode::CANCEL, &burst);
+    }
+    c.send(burst);
+    EXPECT_EQ((int)ErrorCode::ENHANCE_YOUR_CALM, c.goaway_code());
+}
+
+TEST(Http2Hostile, APingFloodIsCutWithEnhanceYourCalm) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    std::string burst;
+    uint8_t data[8] = {};
+    for (int i = 0; i < 3000; i++) write_ping(data, false, &burst);
+    c.send(burst);
+    EXPECT_EQ((int)ErrorCode::ENHANCE_YOUR_CALM, c.goaway_code());
+}
+
+TEST(Http2Hostile, AnEndlessHeaderBlockIsCut) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    std::string out;
+    write_frame_header({1, (uint8_t)FrameType::HEADERS, 0, 1}, &out);  // no END_HEADERS
+    out += '\x82';
+    std::string junk(16000, '\x40');  // CONTINUATIONs of literal-with-indexing starts
+    for (int i = 0; i < 20; i++) {
+        write_frame_header({(uint32_t)junk.size(), (uint8_t)FrameType::CONTINUATION, 0, 1}, &out);
+        out += junk;
+    }
+    c.send(out);
+    EXPECT_EQ((int)ErrorCode::ENHANCE_YOUR_CALM, c.goaway_code());
+}
+
+TEST(Http2Hostile, AnIdlePeerGetsGoawayAndTheConnectionEnds) {
+    ConnectionOptions opt;
+    opt.idle_timeout = 300 * 1000;
+    H2Server server(opt);
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ((int)ErrorCode::NO_ERROR, c.goaway_code());
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
+}
+
+TEST(Http2Hostile, UnacknowledgedSettingsEndTheConnection) {
+    ConnectionOptions opt;
+    opt.settings_timeout = 300 * 1000;
+    H2Server server(opt);
+    RawClient c(server.port(), false);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ((int)ErrorCode::SETTINGS_TIMEOUT, c.goaway_code());
+}
+
+TEST(Http2Hostile, StreamsPastTheLimitAreRefusedAndTheOthersServed) {
+    ConnectionOptions opt;
+    opt.max_concurrent_streams = 4;
+    H2Server server(opt);
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    std::string burst;
+    // "/" answers 128 KiB: past the 64 KiB window, so its stream stays open.
+    for (uint32_t id = 1; id <= 11; id += 2) burst += c.get(id, "/");
+    c.send(burst);
+    std::map<uint32_t, std::string> first;  // stream -> its first frame's kind
+    c.frames([&](const FrameHeader& h, const std::string& p) {
+        if (!h.stream || first.count(h.stream)) return true;
+        if (h.type == (uint8_t)FrameType::RST_STREAM)
+            first[h.stream] =
+                RawClient::be32(p, 0) == (uint32_t)ErrorCode::REFUSED_STREAM ? "refused" : "reset";
+        else
+            first[h.stream] = h.type == (uint8_t)FrameType::HEADERS ? "headers" : "other";
+        return first.size() < 6;
+    });
+    for (uint32_t id : {1u, 3u, 5u, 7u}) EXPECT_EQ("headers", first[id]) << id;
+    for (uint32_t id : {9u, 11u}) EXPECT_EQ("refused", first[id]) << id;
+}
+
+// h2spec (tools/install-deps.sh installs it): every case of RFC 9113 and
+// 7541 it has must pass.
+TEST(Http2Conformance, H2specPassesEveryCase) {
+    std::string h2spec = have("h2spec") ? "h2spec" : "";
+    const char* home = getenv("HOME");
+    if (h2spec.empty() && home && access((std::string(home) + "/go/bin/h2spec").c_str(), X_OK) == 0)
+        h2spec = std::string(home) + "/go/bin/h2spec";
+    if (h2spec.empty()) GTEST_SKIP() << "h2spec not installed (tools/install-deps.sh installs it)";
+    H2Server server;
+    ASSERT_FALSE(server.failed());
+    std::string out;
+    int st = run(h2spec + " -h 127.0.0.1 -p " + std::to_string(server.port()) + " -o 3 2>&1", &out);
+    auto tail = out.size() > 3000 ? out.substr(out.size() - 3000) : out;
+    EXPECT_EQ(0, st) << tail;
+    EXPECT_NE(std::string::npos, out.find(" 0 failed")) << tail;
+}
+
+}  // namespace
