@@ -76,6 +76,10 @@ struct ServerConnection::Impl {
     }
 
     int run(std::string_view pre);
+    int send_settings();
+    int read_preface();
+    int next_frame();
+    bool dispatch(const FrameHeader& h);
     int fill(size_t n, Timeout deadline);
     int send(const std::string& bytes);
     int sendv(const struct iovec* iov, int n);
@@ -649,90 +653,87 @@ bool ServerConnection::Impl::on_rst(const Frame& f) {
     return true;
 }
 
+int ServerConnection::Impl::send_settings() {
+    std::string out;
+    std::pair<SettingId, uint32_t> s[] = {
+        {SettingId::MAX_CONCURRENT_STREAMS, opt.max_concurrent_streams},
+        {SettingId::INITIAL_WINDOW_SIZE, opt.initial_window_size},
+        {SettingId::MAX_FRAME_SIZE, opt.max_frame_size},
+        {SettingId::MAX_HEADER_LIST_SIZE, opt.max_header_list_size},
+        {SettingId::HEADER_TABLE_SIZE, opt.header_table_size},
+        {SettingId::ENABLE_PUSH, 0}};
+    write_settings(s, sizeof(s) / sizeof(s[0]), &out);
+    if (opt.connection_window > kDefaultWindow)
+        write_window_update(0, opt.connection_window - kDefaultWindow, &out);
+    recv_window = std::max<int64_t>(opt.connection_window, kDefaultWindow);
+    settings_sent_us = now_us();
+    return send(out);
+}
+
+int ServerConnection::Impl::read_preface() {
+    if (fill(kClientPreface.size(), Timeout(opt.settings_timeout)) < 0) return -1;
+    if (std::string_view(rbuf).substr(rpos, kClientPreface.size()) != kClientPreface) {
+        goaway(ErrorCode::PROTOCOL_ERROR, "no client preface");
+        return errno = EPROTO, -1;
+    }
+    rpos += kClientPreface.size();
+    return 0;
+}
+
+// Checks and handles a frame whose bytes are at rpos: false to end.
+bool ServerConnection::Impl::dispatch(const FrameHeader& h) {
+    Frame f;
+    FrameError err;
+    bool ok = parse_frame(h, (const uint8_t*)&rbuf[rpos + kFrameHeaderSize], &f, &err);
+    if (!got_settings && (h.type != (uint8_t)FrameType::SETTINGS || (h.flags & flags::ACK)))
+        return goaway(ErrorCode::PROTOCOL_ERROR, "the first frame is not SETTINGS"), false;
+    if (!ok && err.connection) return goaway(err.code, err.why), false;
+    if (!ok && h.type == (uint8_t)FrameType::HEADERS) return refused_headers(f, err);
+    if (!ok) {
+        if (auto s = find(h.stream))
+            s->reset(err.code);
+        else
+            rst(h.stream, err.code);
+        return true;
+    }
+    return handle(f);
+}
+
+// Reads and handles the next frame: 1 to go on, 0 at a clean end, -1 on
+// an error end (errno).
+int ServerConnection::Impl::next_frame() {
+    reap();
+    if ((stopping || peer_goaway) && streams.empty()) return 0;
+    if (fill(kFrameHeaderSize, next_deadline()) < 0) {
+        if (errno == ETIMEDOUT && on_timeout()) return 1;
+        return errno == ECONNRESET || errno == ETIMEDOUT ? 0 : -1;
+    }
+    last_frame_us = now_us();
+    auto h = read_frame_header((const uint8_t*)&rbuf[rpos]);
+    if (h.length > opt.max_frame_size) {
+        goaway(ErrorCode::FRAME_SIZE_ERROR, "a frame above SETTINGS_MAX_FRAME_SIZE");
+        return errno = EPROTO, -1;
+    }
+    if (fill(kFrameHeaderSize + h.length, Timeout(opt.idle_timeout)) < 0) return -1;
+    bool go_on = dispatch(h);
+    rpos += kFrameHeaderSize + h.length;
+    if (go_on) return 1;
+    return goaway_sent && !peer_goaway ? (errno = EPROTO, -1) : 0;
+}
+
 int ServerConnection::Impl::run(std::string_view pre) {
     meter_start = last_frame_us = now_us();
     rbuf.assign(pre.data(), pre.size());
-    {
-        std::string out;
-        std::pair<SettingId, uint32_t> s[] = {
-            {SettingId::MAX_CONCURRENT_STREAMS, opt.max_concurrent_streams},
-            {SettingId::INITIAL_WINDOW_SIZE, opt.initial_window_size},
-            {SettingId::MAX_FRAME_SIZE, opt.max_frame_size},
-            {SettingId::MAX_HEADER_LIST_SIZE, opt.max_header_list_size},
-            {SettingId::HEADER_TABLE_SIZE, opt.header_table_size},
-            {SettingId::ENABLE_PUSH, 0}};
-        write_settings(s, sizeof(s) / sizeof(s[0]), &out);
-        if (opt.connection_window > kDefaultWindow)
-            write_window_update(0, opt.connection_window - kDefaultWindow, &out);
-        recv_window =
-            opt.connection_window > kDefaultWindow ? opt.connection_window : kDefaultWindow;
-        settings_sent_us = now_us();
-        if (send(out) < 0) return -1;
-    }
-    int ret = 0;
-    if (fill(kClientPreface.size(), Timeout(opt.settings_timeout)) < 0) {
-        ret = -1;
-    } else if (std::string_view(rbuf).substr(rpos, kClientPreface.size()) != kClientPreface) {
-        goaway(ErrorCode::PROTOCOL_ERROR, "no client preface");
-        ret = (errno = EPROTO, -1);
-    } else {
-        rpos += kClientPreface.size();
-        while (true) {
-            reap();
-            if ((stopping || peer_goaway) && streams.empty()) break;
-            Timeout deadline = next_deadline();
-            if (fill(kFrameHeaderSize, deadline) < 0) {
-                if (errno == ETIMEDOUT && on_timeout()) continue;
-                ret = errno == ECONNRESET || errno == ETIMEDOUT ? 0 : -1;
-                break;
-            }
-            last_frame_us = now_us();
-            auto h = read_frame_header((const uint8_t*)&rbuf[rpos]);
-            if (h.length > opt.max_frame_size) {
-                goaway(ErrorCode::FRAME_SIZE_ERROR, "a frame above SETTINGS_MAX_FRAME_SIZE");
-                ret = (errno = EPROTO, -1);
-                break;
-            }
-            if (fill(kFrameHeaderSize + h.length, Timeout(opt.idle_timeout)) < 0) {
-                ret = -1;
-                break;
-            }
-            Frame f;
-            FrameError err;
-            bool ok = parse_frame(h, (const uint8_t*)&rbuf[rpos + kFrameHeaderSize], &f, &err);
-            bool go_on;
-            if (!got_settings &&
-                (h.type != (uint8_t)FrameType::SETTINGS || (h.flags & flags::ACK))) {
-                goaway(ErrorCode::PROTOCOL_ERROR, "the first frame is not SETTINGS");
-                go_on = false;
-            } else if (!ok && err.connection) {
-                goaway(err.code, err.why);
-                go_on = false;
-            } else if (!ok && h.type == (uint8_t)FrameType::HEADERS) {
-                go_on = refused_headers(f, err);
-            } else if (!ok) {
-                if (auto s = find(h.stream))
-                    s->reset(err.code);
-                else
-                    rst(h.stream, err.code);
-                go_on = true;
-            } else {
-                go_on = handle(f);
-            }
-            rpos += kFrameHeaderSize + h.length;
-            if (!go_on) {
-                ret = goaway_sent ? (errno = EPROTO, -1) : 0;
-                if (peer_goaway && !goaway_sent) ret = 0;
-                break;
-            }
-        }
-    }
+    if (send_settings() < 0) return -1;
+    int r = read_preface();
+    while (r == 0 && (r = next_frame()) == 1) r = 0;
+    int e = errno;
     end_all();
     while (handlers > 0) idle.wait_no_lock();
     reap();
     for (auto& kv : streams) delete kv.second;
     streams.clear();
-    return ret;
+    return r < 0 ? (errno = e, -1) : 0;
 }
 
 ServerConnection::ServerConnection(ISocketStream* sock, const ConnectionOptions& opt,
