@@ -8,6 +8,7 @@
 #include <string>
 
 #include <photon/common/alog.h>
+#include <photon/common/memory_budget.h>
 #include <photon/net/socket.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
@@ -38,6 +39,7 @@ struct ServerConnection::Impl {
     StreamHandler handler;
     HpackDecoder dec;
     HpackEncoder enc;
+    MemoryBudget::Account account;  // holds the connection window granted past 65,535
 
     std::string rbuf;  // read ahead; frames parsed from rpos
     size_t rpos = 0;
@@ -47,6 +49,7 @@ struct ServerConnection::Impl {
     int64_t send_window = kDefaultWindow;  // the connection's
     int64_t recv_window = kDefaultWindow;  // what the peer may still send
     size_t recv_consumed = 0;              // read by handlers since our last WINDOW_UPDATE
+    size_t granted = kDefaultWindow;       // the connection window we keep giving
 
     std::map<uint32_t, StreamImpl*> streams;  // not yet closed
     std::deque<StreamImpl*> reaped;           // closed, to delete at the reader's next turn
@@ -71,7 +74,11 @@ struct ServerConnection::Impl {
     uint32_t resets = 0, controls = 0;
 
     Impl(ISocketStream* s, const ConnectionOptions& o, StreamHandler h)
-        : sock(s), opt(o), handler(std::move(h)), dec(o.header_table_size) {
+        : sock(s),
+          opt(o),
+          handler(std::move(h)),
+          dec(o.header_table_size),
+          account(o.budget ? o.budget : MemoryBudget::process()) {
         dec.set_max_header_list_size(o.max_header_list_size);
     }
 
@@ -350,7 +357,7 @@ void ServerConnection::Impl::consumed(StreamImpl* s, size_t n) {
         s->unacked = 0;
     }
     recv_consumed += n;
-    if (recv_consumed >= opt.connection_window / 2) {
+    if (recv_consumed >= granted / 2) {
         write_window_update(0, (uint32_t)recv_consumed, &out);
         recv_window += recv_consumed;
         recv_consumed = 0;
@@ -663,9 +670,19 @@ int ServerConnection::Impl::send_settings() {
         {SettingId::HEADER_TABLE_SIZE, opt.header_table_size},
         {SettingId::ENABLE_PUSH, 0}};
     write_settings(s, sizeof(s) / sizeof(s[0]), &out);
-    if (opt.connection_window > kDefaultWindow)
-        write_window_update(0, opt.connection_window - kDefaultWindow, &out);
-    recv_window = std::max<int64_t>(opt.connection_window, kDefaultWindow);
+    // The bytes the peer may have in flight to us are bytes we may have to
+    // hold: a window past the protocol's initial one is granted only if the
+    // memory budget has room for it.
+    size_t extra =
+        opt.connection_window > kDefaultWindow ? opt.connection_window - kDefaultWindow : 0;
+    if (extra && account.try_acquire(extra) < 0) {
+        LOG_EVERY_T(10, LOG_WARN("http2: no room in the memory budget for a ` byte window; "
+                                 "the connection keeps 65535",
+                                 opt.connection_window));
+        extra = 0;
+    }
+    if (extra) write_window_update(0, (uint32_t)extra, &out);
+    recv_window = granted = kDefaultWindow + extra;
     settings_sent_us = now_us();
     return send(out);
 }

@@ -21,6 +21,7 @@
 #include "hpack.h"
 
 namespace photon {
+class MemoryBudget;
 namespace net {
 class ISocketStream;
 namespace http2 {
@@ -36,6 +37,9 @@ struct ConnectionOptions {
     uint64_t settings_timeout = 10'000'000;          // for the peer's ACK of our SETTINGS
     uint32_t max_resets_per_second = 200;    // streams the peer resets: then ENHANCE_YOUR_CALM
     uint32_t max_control_per_second = 1000;  // PING, SETTINGS, PRIORITY, empty frames: likewise
+    // The connection window is taken from it (nullptr: MemoryBudget::process());
+    // without room, the connection keeps the protocol's 65,535 bytes.
+    MemoryBudget* budget = nullptr;
 };
 
 // One request stream, as its handler sees it. Calls block the handler's

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <photon/common/memory_budget.h>
 #include <photon/net/socket.h>
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
@@ -354,6 +355,45 @@ TEST(Http2Hostile, StreamsPastTheLimitAreRefusedAndTheOthersServed) {
     });
     for (uint32_t id : {1u, 3u, 5u, 7u}) EXPECT_EQ("headers", first[id]) << id;
     for (uint32_t id : {9u, 11u}) EXPECT_EQ("refused", first[id]) << id;
+}
+
+// The connection window past the protocol's 65,535 bytes is granted only
+// from the memory budget: without room the peer gets no WINDOW_UPDATE for
+// the connection, and a large upload still goes through the small window.
+bool connection_window_granted(uint16_t port) {
+    RawClient c(port);
+    bool granted = false;
+    c.frames([&](const FrameHeader& h, const std::string& p) {
+        if (h.type == (uint8_t)FrameType::WINDOW_UPDATE && h.stream == 0) granted = true;
+        // Our SETTINGS' ACK comes after the server's first write.
+        return !(h.type == (uint8_t)FrameType::SETTINGS && (h.flags & flags::ACK));
+    });
+    return granted;
+}
+
+TEST(Http2Budget, TheConnectionWindowIsGrantedOnlyWithRoomInTheBudget) {
+    {
+        H2Server roomy;
+        EXPECT_TRUE(connection_window_granted(roomy.port()));
+    }
+    static photon::MemoryBudget small(1 << 20);  // less than the 16 MiB window
+    ConnectionOptions opt;
+    opt.budget = &small;
+    H2Server tight(opt);
+    EXPECT_FALSE(connection_window_granted(tight.port()));
+    EXPECT_EQ(0u, small.used());
+    if (!curl_h2().empty()) return;
+    photon_test::temp_dir dir;
+    std::string in = dir.path() + "/in", got = dir.path() + "/got";
+    std::string body = pattern(4 << 20);
+    std::ofstream(in, std::ios::binary) << body;
+    std::string out;
+    ASSERT_EQ(0, run("curl -s --http2-prior-knowledge --max-time 20 --data-binary @" + in + " -o " +
+                         got + " http://127.0.0.1:" + std::to_string(tight.port()) + "/echo",
+                     &out));
+    std::ifstream f(got, std::ios::binary);
+    std::string back((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(body == back);
 }
 
 // h2spec (tools/install-deps.sh installs it): every case of RFC 9113 and
