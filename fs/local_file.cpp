@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <photon/common/alog.h>
+#include <photon/common/fault_injection.h>
 #include <photon/fs/fiemap.h>
 #include <photon/fs/localfs.h>
 #include <photon/io/aio-wrapper.h>
@@ -97,6 +98,13 @@ struct aio_engine : Aio {
     }
 };
 
+// An injected EIO (fault_injection.h) for a read, write or sync: true, errno set.
+inline bool injected_eio() {
+    if (!fault::hit(fault::IO_ERROR)) return false;
+    errno = EIO;
+    return true;
+}
+
 template <typename Engine>
 class local_file : public IFile, public IFileXAttr {
 public:
@@ -113,9 +121,11 @@ public:
     }
 
     ssize_t pread(void* buf, size_t n, off_t off) override {
+        if (injected_eio()) return -1;
         return Engine::pread(fd_, buf, n, off);
     }
     ssize_t pwrite(const void* buf, size_t n, off_t off) override {
+        if (injected_eio()) return -1;
         return Engine::pwrite(fd_, buf, n, off);
     }
     ssize_t preadv(const iovec* iov, int cnt, off_t off) override {
@@ -125,34 +135,40 @@ public:
         return cnt == 1 ? pwrite(iov->iov_base, iov->iov_len, off) : pwritev2(iov, cnt, off, 0);
     }
     ssize_t preadv2(const iovec* iov, int cnt, off_t off, int flags) override {
+        if (injected_eio()) return -1;
         return Engine::preadv2(fd_, iov, cnt, off, flags);
     }
     ssize_t pwritev2(const iovec* iov, int cnt, off_t off, int flags) override {
+        if (injected_eio()) return -1;
         return Engine::pwritev2(fd_, iov, cnt, off, flags);
     }
 
     ssize_t read(void* buf, size_t n) override {
+        if (injected_eio()) return -1;
         if constexpr (Engine::has_stream_io) return Engine::read(fd_, buf, n);
         iovec v = {buf, n};
         return at_position(&v, 1, false);
     }
     ssize_t write(const void* buf, size_t n) override {
+        if (injected_eio()) return -1;
         if constexpr (Engine::has_stream_io) return Engine::write(fd_, buf, n);
         iovec v = {const_cast<void*>(buf), n};
         return at_position(&v, 1, true);
     }
     ssize_t readv(const iovec* iov, int cnt) override {
+        if (injected_eio()) return -1;
         if constexpr (Engine::has_stream_io) return Engine::readv(fd_, iov, cnt);
         return at_position(iov, cnt, false);
     }
     ssize_t writev(const iovec* iov, int cnt) override {
+        if (injected_eio()) return -1;
         if constexpr (Engine::has_stream_io) return Engine::writev(fd_, iov, cnt);
         return at_position(iov, cnt, true);
     }
 
     off_t lseek(off_t off, int whence) override { return ::lseek(fd_, off, whence); }
-    int fsync() override { return Engine::fsync(fd_); }
-    int fdatasync() override { return Engine::fdatasync(fd_); }
+    int fsync() override { return injected_eio() ? -1 : Engine::fsync(fd_); }
+    int fdatasync() override { return injected_eio() ? -1 : Engine::fdatasync(fd_); }
     int fchmod(mode_t mode) override { return ::fchmod(fd_, mode); }
     int fchown(uid_t uid, gid_t gid) override { return ::fchown(fd_, uid, gid); }
     int fstat(struct stat* st) override { return ::fstat(fd_, st); }

@@ -33,7 +33,7 @@ constexpr uint64_t kMaxBackoffUs = 10 * 1000;
 // with EAGAIN.
 template <typename IO>
 ssize_t wait_loop(int fd, uint32_t event, bool dontwait, lazy_timeout& t, IO io) {
-    if (!dontwait) return doio(fd, event, t, io);
+    if (!dontwait) return doio(fd, event, t, io, kRetryFaults);
     ssize_t r;
     do {
         r = io();

@@ -65,13 +65,28 @@ ssize_t try_now(ssize_t r) {
     return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : -1;
 }
 
+// Injected faults (fault_injection.h) before a transfer: 0 (none), 1 (go
+// to the ring: an EAGAIN or EINTR the try-first would have heard), -1 (fail
+// with errno: a reset, or an interrupt during a late wake-up).
+int inject_before_ring() {
+    uint32_t f = fault::draw(kTransferFaults);
+    if (f == fault::RESET) return errno = ECONNRESET, -1;
+    if (fault::late_wakeup() < 0) return -1;
+    return f ? 1 : 0;
+}
+
 ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags,
                                        lazy_timeout& t) {
+    int f = fault::armed(kTransferFaults | fault::DELAY) ? inject_before_ring() : 0;
+    if (f < 0) return -1;
+    struct iovec one;
+    if (fault::armed(fault::SHORT_IO) && !(flags & MSG_WAITALL) && may_cut(flags, false))
+        iov = maybe_short(iov, iovcnt, one);
     struct msghdr msg = make_msg(iov, iovcnt);
     size_t want = 0;
     for (int i = 0; i < iovcnt; i++) want += iov[i].iov_len;
     ssize_t r = -2;
-    if (more_queued_ || !on_iouring_master())
+    if (!f && (more_queued_ || !on_iouring_master()))
         r = try_now(::recvmsg(fd_, &msg, flags | MSG_DONTWAIT));
     if (r != -2) {
         more_queued_ = r > 0 && (size_t)r == want;  // a full buffer: likely more behind it
@@ -95,9 +110,13 @@ ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int 
 ssize_t IouringSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags,
                                        lazy_timeout& t) {
     if (flags & ZEROCOPY_FLAG) return send_zerocopy(iov, iovcnt, flags & ~ZEROCOPY_FLAG, t);
+    int f = fault::armed(kTransferFaults | fault::DELAY) ? inject_before_ring() : 0;
+    if (f < 0) return -1;
+    struct iovec one;
+    if (fault::armed(fault::SHORT_IO)) iov = maybe_short(iov, iovcnt, one);
     flags |= MSG_NOSIGNAL;
     struct msghdr msg = make_msg(iov, iovcnt);
-    if (!on_iouring_master()) {
+    if (!f && !on_iouring_master()) {
         ssize_t r = try_now(::sendmsg(fd_, &msg, flags | MSG_DONTWAIT));
         if (r != -2) return r;
     }

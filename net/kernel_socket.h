@@ -92,7 +92,19 @@ protected:
     bool take_deferred(int& err);
     ssize_t transfer(bool& short_before, uint32_t event, const struct iovec* iov, int iovcnt,
                      int flags, lazy_timeout& t, bool sending);
-    ssize_t syscall_once(const struct iovec* iov, int iovcnt, int flags, bool sending);
+    // One syscall; *asked: the bytes given to the kernel (fewer than iov's
+    // under an injected short transfer).
+    ssize_t syscall_once(const struct iovec* iov, int iovcnt, int flags, bool sending,
+                         size_t* asked);
+    // Whether an injected short transfer may cut this one: a send, or a
+    // receive that is neither a peek (which shows all the kernel has) nor the
+    // one after a peek. Records the peek.
+    bool may_cut(int flags, bool sending) {
+        if (sending) return true;
+        bool was = peeked_;
+        peeked_ = flags & MSG_PEEK;
+        return !peeked_ && !was;
+    }
     // A receive through the read-ahead buffer when it applies, else recv_once.
     ssize_t recv_some(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
     ssize_t recv_ahead(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t);
@@ -102,6 +114,9 @@ protected:
     int read_err_ = 0;         // cut a read short; the next read reports it
     int write_err_ = 0;        // likewise for writes
     bool recv_short_ = false;  // the last recv drained the receive queue
+    // The last receive was a peek: the next one gets at least the bytes it
+    // saw, so an injected short receive (fault_injection.h) leaves it alone.
+    bool peeked_ = false;
     bool send_short_ = false;  // the last send filled the send buffer
     // Small reads go through ahead_; flavours whose receive is not a
     // readiness-driven recv(2) (io_uring) turn it off.
@@ -111,6 +126,13 @@ protected:
 
 // Makes the stream for a connected or accepted fd; the flavours override it.
 using stream_factory = ISocketStream* (*)(int fd);
+
+// make(fd), or nullptr with ENOMEM under an injected NOMEM (the caller
+// closes fd).
+inline ISocketStream* make_stream(stream_factory make, int fd) {
+    if (fault::hit(fault::NOMEM)) return errno = ENOMEM, nullptr;
+    return make(fd);
+}
 
 class KernelSocketClient : public ISocketClient {
 public:

@@ -56,7 +56,7 @@ ISocketStream* KernelSocketClient::finish(int fd, const sockaddr* addr, socklen_
         errno = e;
         LOG_ERRNO_RETURN(0, nullptr, "connect failed");
     }
-    ISocketStream* s = make_(fd);
+    ISocketStream* s = make_stream(make_, fd);
     if (!s) {
         close_watched_fd(fd);
         return nullptr;

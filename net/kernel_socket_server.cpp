@@ -108,9 +108,10 @@ int KernelSocketServer::listen(int backlog) {
 int KernelSocketServer::accept_fd(EndPoint* remote) {
     sockaddr_storage s;
     socklen_t len = s.get_max_socklen();
-    int fd = (int)doio(fd_, EVENT_READ | EDGE_TRIGGERED, Timeout(timeout_), [&] {
-        return ::accept4(fd_, s.get_sockaddr(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    });
+    int fd = (int)doio(
+        fd_, EVENT_READ | EDGE_TRIGGERED, Timeout(timeout_),
+        [&] { return ::accept4(fd_, s.get_sockaddr(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC); },
+        kRetryFaults);
     if (fd < 0) return -1;
     if (remote) *remote = s.to_endpoint();
     if (s.store.ss_family != AF_UNIX) {
@@ -128,7 +129,7 @@ ISocketStream* KernelSocketServer::accept(EndPoint* remote_endpoint) {
     if (fd_ < 0) LOG_ERROR_RETURN(EBADF, nullptr, "accept before bind/listen");
     int fd = accept_fd(remote_endpoint);
     if (fd < 0) return nullptr;
-    ISocketStream* s = make_(fd);
+    ISocketStream* s = make_stream(make_, fd);
     if (!s) {
         close_watched_fd(fd);
         return nullptr;
@@ -162,7 +163,7 @@ void KernelSocketServer::accept_loop(loop_state* ls) {
             close_watched_fd(fd);
             continue;
         }
-        ISocketStream* s = make_(fd);
+        ISocketStream* s = make_stream(make_, fd);
         if (!s) {
             close_watched_fd(fd);
             continue;

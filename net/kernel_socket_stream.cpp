@@ -64,24 +64,33 @@ int KernelSocketStream::shutdown(ShutdownHow how) {
 // A transfer shorter than asked for drained the kernel's queue (receive) or
 // filled it (send), so the next call would only hear EAGAIN: it waits for
 // the next edge first and saves that syscall (nginx reasons the same way).
-// The engine keeps edges that came meanwhile, so none is missed.
+// The engine keeps edges that came meanwhile, so none is missed. "Asked"
+// is what went to the kernel: an injected short transfer drains nothing.
 ssize_t KernelSocketStream::transfer(bool& short_before, uint32_t event, const struct iovec* iov,
                                      int iovcnt, int flags, lazy_timeout& t, bool sending) {
+    size_t asked = 0;
     if (flags & MSG_DONTWAIT) {  // the caller wants EAGAIN, not a wait
         short_before = false;
-        return syscall_once(iov, iovcnt, flags, sending);
+        if (uint32_t f = fault::draw(kTransferFaults))
+            return errno = (f == fault::RESET ? ECONNRESET : EAGAIN), -1;
+        return syscall_once(iov, iovcnt, flags, sending, &asked);
     }
     if (short_before) {
         short_before = false;
-        if (wait_for_fd(fd_, event, t.get()) < 0) return -1;
+        if (wait_fd(fd_, event, t) < 0) return -1;
     }
-    ssize_t r = doio(fd_, event, t, [&] { return syscall_once(iov, iovcnt, flags, sending); });
-    if (r > 0 && !(flags & MSG_PEEK)) short_before = (size_t)r < iov_bytes(iov, iovcnt);
+    ssize_t r =
+        doio(fd_, event, t, [&] { return syscall_once(iov, iovcnt, flags, sending, &asked); });
+    if (r > 0 && !(flags & MSG_PEEK)) short_before = (size_t)r < asked;
     return r;
 }
 
 ssize_t KernelSocketStream::syscall_once(const struct iovec* iov, int iovcnt, int flags,
-                                         bool sending) {
+                                         bool sending, size_t* asked) {
+    struct iovec one;
+    if (fault::armed(fault::SHORT_IO) && !(flags & MSG_WAITALL) && may_cut(flags, sending))
+        iov = maybe_short(iov, iovcnt, one);
+    *asked = iov_bytes(iov, iovcnt);
     if (iovcnt == 1)
         return sending ? ::send(fd_, iov->iov_base, iov->iov_len, flags)
                        : ::recv(fd_, iov->iov_base, iov->iov_len, flags);
@@ -130,16 +139,29 @@ ssize_t KernelSocketStream::recv_ahead(const struct iovec* iov, int iovcnt, int 
                                        lazy_timeout& t) {
     bool dontwait = flags & MSG_DONTWAIT;
     bool wait = recv_short_ && !dontwait;
+    uint32_t event = kRead;
     recv_short_ = false;
     while (true) {
-        if (wait && wait_for_fd(fd_, kRead, t.get()) < 0) return -1;
+        if (wait && wait_fd(fd_, event, t) < 0) return -1;
+        event = kRead;
+        if (uint32_t f = fault::draw(kTransferFaults)) {  // injected (fault_injection.h)
+            if (f == fault::RESET) return errno = ECONNRESET, -1;
+            if (f == fault::EAGAIN_STORM && dontwait) return errno = EAGAIN, -1;
+            // The queue was not drained: no new edge may come.
+            wait = f == fault::EAGAIN_STORM;
+            event = EVENT_READ;
+            continue;
+        }
         char* b = ahead_.acquire();
         if (!b) return recv_once(iov, iovcnt, flags, t);  // no memory: unbuffered
-        ssize_t r = ::recv(fd_, b, read_ahead::kSize, MSG_DONTWAIT);
+        size_t ask = read_ahead::kSize;
+        if (fault::armed(fault::SHORT_IO) && may_cut(flags, false) && fault::hit(fault::SHORT_IO))
+            ask = fault::short_length(ask);
+        ssize_t r = ::recv(fd_, b, ask, MSG_DONTWAIT);
         int e = errno;
         ahead_.filled(r);
         if (r > 0) {
-            recv_short_ = (size_t)r < read_ahead::kSize;
+            recv_short_ = (size_t)r < ask;
             return (ssize_t)ahead_.take(iov, iovcnt, false);
         }
         if (r == 0) return 0;
@@ -245,8 +267,9 @@ ssize_t KernelSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
     lazy_timeout t(timeout_);
     size_t done = 0;
     while (done < count) {
-        ssize_t r =
-            doio(fd_, kWrite, t, [&] { return ::sendfile(fd_, in_fd, &offset, count - done); });
+        size_t n = count - done;
+        if (n > 1 && fault::hit(fault::SHORT_IO)) n = fault::short_length(n);
+        ssize_t r = doio(fd_, kWrite, t, [&] { return ::sendfile(fd_, in_fd, &offset, n); });
         // Bytes already sent stay counted (as write does): the error, if it
         // persists, comes back from the next call.
         if (r < 0) return done ? (ssize_t)done : -1;

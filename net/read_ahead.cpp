@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <photon/common/fault_injection.h>
+
 namespace photon {
 namespace net {
 namespace {
@@ -48,6 +50,7 @@ size_t read_ahead::take(const struct iovec* iov, int iovcnt, bool peek) {
 }
 
 char* read_ahead::acquire() {
+    if (!buf_ && fault::hit(fault::NOMEM)) return nullptr;  // injected: read unbuffered
     if (!buf_) buf_ = t_cache.get();
     off_ = len_ = 0;
     return buf_;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include <photon/common/fault_injection.h>
 #include <photon/common/timeout.h>
 #include <photon/io/fd-events.h>
 #include <photon/thread/thread.h>
@@ -48,21 +49,81 @@ private:
 inline Timeout deadline_of(Timeout t) { return t; }
 inline Timeout deadline_of(lazy_timeout& t) { return t.get(); }
 
+// The injected faults (fault_injection.h) a socket call may get: a
+// stream transfer any of these; an accept or a datagram only those a correct
+// caller never sees.
+constexpr uint32_t kTransferFaults = fault::EAGAIN_STORM | fault::EINTR_RETRY | fault::RESET;
+constexpr uint32_t kRetryFaults = fault::EAGAIN_STORM | fault::EINTR_RETRY;
+
+// An injected wake-up fault: a spurious return (the caller's retry hears
+// EAGAIN and waits again) or a late one.
+inline int wait_fd_faulty(int fd, uint32_t event, Timeout t) {
+    if (fault::hit(fault::SPURIOUS)) {
+        // An interrupt that comes while we are ready is the yield's result:
+        // the wait's caller must see it, as it would have in the wait.
+        if (int e = thread_yield()) return errno = e, -1;
+        return 0;
+    }
+    if (wait_for_fd(fd, event, t) < 0) return -1;
+    return fault::late_wakeup();
+}
+
+// wait_for_fd, with the wake-up faults when they are armed.
+template <typename T>
+inline int wait_fd(int fd, uint32_t event, T&& timeout) {
+    if (fault::armed(fault::SPURIOUS | fault::DELAY))
+        return wait_fd_faulty(fd, event, deadline_of(timeout));
+    return wait_for_fd(fd, event, deadline_of(timeout));
+}
+
+// An injected fault before a non-blocking syscall: 0 (none; make the call),
+// 1 (an EINTR or an EAGAIN handled: try again), -1 (fail with errno). An
+// injected EAGAIN waits level-triggered: the kernel's queue was not drained,
+// so no new edge may come.
+template <typename T>
+inline int inject_before_io(int fd, uint32_t event, T&& timeout, uint32_t faults) {
+    uint32_t f = fault::draw(faults);
+    if (!f) return 0;
+    if (f == fault::RESET) return errno = ECONNRESET, -1;
+    if (f == fault::EAGAIN_STORM && wait_fd(fd, event & ~EDGE_TRIGGERED, timeout) < 0) return -1;
+    return 1;
+}
+
 // io() is the syscall (-1 + errno on failure). `event` is EVENT_READ or
 // EVENT_WRITE, with EDGE_TRIGGERED where the caller owns the fd's life (it
 // calls forget_fd before close). Returns io()'s result, or -1 with the wait's
 // errno (ETIMEDOUT, an interrupter's).
-// `timeout` is a Timeout or a lazy_timeout&.
+// `timeout` is a Timeout or a lazy_timeout&. `faults`: the injected faults
+// it may get.
 template <typename T, typename IO>
-inline ssize_t doio(int fd, uint32_t event, T&& timeout, IO io) {
+inline ssize_t doio(int fd, uint32_t event, T&& timeout, IO io, uint32_t faults = kTransferFaults) {
     while (true) {
+        if (fault::armed(faults)) {
+            int f = inject_before_io(fd, event, timeout, faults);
+            if (f < 0) return -1;
+            if (f > 0) continue;
+        }
         ssize_t r = io();
         if (r >= 0) return r;
         int e = errno;
         if (e == EINTR) continue;
         if (e != EAGAIN && e != EWOULDBLOCK) return -1;
-        if (wait_for_fd(fd, event, deadline_of(timeout)) < 0) return -1;
+        if (wait_fd(fd, event, timeout) < 0) return -1;
     }
+}
+
+// A one-element stand-in for iov[0..cnt) that an injected short transfer
+// passes to the kernel instead: a prefix of the first non-empty element.
+// Returns the iovec array to use, and its count in cnt.
+inline const struct iovec* maybe_short(const struct iovec* iov, int& cnt, struct iovec& one) {
+    if (!fault::hit(fault::SHORT_IO)) return iov;
+    int i = 0;
+    while (i < cnt && iov[i].iov_len == 0) i++;
+    if (i == cnt || iov[i].iov_len < 2) return iov;
+    one.iov_base = iov[i].iov_base;
+    one.iov_len = fault::short_length(iov[i].iov_len);
+    cnt = 1;
+    return &one;
 }
 
 inline size_t iov_bytes(const struct iovec* iov, int cnt) {
