@@ -24,8 +24,11 @@ void* default_photon_thread_stack_alloc(void*, size_t stack_size) {
         LOG_ERROR_RETURN(EINVAL, nullptr, "stack alloc: ` bytes leave no room above the guard",
                          stack_size);
     void* p = nullptr;
-    if (int err = posix_memalign(&p, ps, stack_size))
-        LOG_ERROR_RETURN(err, nullptr, "stack alloc: no memory for ` bytes", stack_size);
+    if (int err = posix_memalign(&p, ps, stack_size)) {  // one line per 10 s: see stack_slab.cpp
+        LOG_EVERY_T(10, LOG_ERROR("stack alloc: no memory for ` bytes", stack_size));
+        errno = err;
+        return nullptr;
+    }
     madvise(p, stack_size, MADV_NOHUGEPAGE);  // a huge page would commit 2 MiB per stack
     if (mprotect(p, ps, PROT_NONE) != 0) {
         int err = errno;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <photon/common/alog.h>
+#include <photon/common/fault_injection.h>
 #include <photon/thread/stack-allocator.h>
 
 #include "fiber_annotations.h"
@@ -73,7 +74,11 @@ void bump(std::atomic<uint64_t>& x) {
 stack_block* user_block(const user_stack_allocator* u, size_t size) {
     const size_t ps = page_size();
     auto p = static_cast<char*>(u->alloc(size));
-    if (!p) LOG_ERROR_RETURN(ENOMEM, nullptr, "custom stack allocator failed for ` bytes", size);
+    if (!p) {  // one line per 10 s, as the slabs' (stack_slab.cpp)
+        LOG_EVERY_T(10, LOG_ERROR("custom stack allocator failed for ` bytes", size));
+        errno = ENOMEM;
+        return nullptr;
+    }
     auto b = reinterpret_cast<stack_block*>(p + size - kStackBlockBytes);
     b->dealloc_obj = u->dealloc._obj;
     b->dealloc_fn = u->dealloc._func;
@@ -118,6 +123,12 @@ stack_pool::bucket* stack_pool::find(size_t usable, bool add) {
 }
 
 stack_block* stack_pool::get(size_t size) {
+    if (fault::hit(fault::NOMEM)) {  // injected (fault_injection.h): as a failed map
+        LOG_EVERY_T(10,
+                    LOG_ERROR("no coroutine stack: injected ENOMEM (logged at most every 10 s)"));
+        errno = ENOMEM;
+        return nullptr;
+    }
     const size_t ps = page_size();
     const size_t usable = (size + ps - 1) & ~(ps - 1);
     if (const user_stack_allocator* u = g_user.load(std::memory_order_acquire))

@@ -76,6 +76,7 @@ struct slab_state {
     guard_method method;
     bool warned;
     slab_usage usage = {};  // stacks_out is filled in by get_slab_usage()
+    uint64_t map_failures = 0, bookkeeping_failures = 0, class_failures = 0;
 };
 
 slab_state g = {PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, false, false, 0, false,
@@ -193,12 +194,27 @@ stack_slab* new_slab(slab_class* c) {
                MAP_FAILED &&
            n > 1)
         n /= 2;
-    if (p == MAP_FAILED) LOG_ERRNO_RETURN(ENOMEM, nullptr, "cannot map a ` byte stack slab", ss);
+    if (p == MAP_FAILED) {
+        // Every coroutine creation fails alike (an RPC server under RLIMIT_AS
+        // fails one per request): one line per cause every 10 s, with a count.
+        const int e = errno;
+        const uint64_t n = ++g.map_failures;
+        LOG_EVERY_T(10, LOG_ERROR("cannot map a ` byte stack slab: ` (` times so far; logged at "
+                                  "most every 10 s)",
+                                  ss, ERRNO(e), n));
+        errno = ENOMEM;
+        return nullptr;
+    }
     const size_t words = (n + 63) / 64;
     auto s = static_cast<stack_slab*>(calloc(1, sizeof(stack_slab) + 2 * words * 8));
     if (!s) {
         munmap(p, n * ss);
-        LOG_ERROR_RETURN(ENOMEM, nullptr, "no memory for a stack slab's bookkeeping");
+        const uint64_t k = ++g.bookkeeping_failures;
+        LOG_EVERY_T(10, LOG_ERROR("no memory for a stack slab's bookkeeping (` times so far; "
+                                  "logged at most every 10 s)",
+                                  k));
+        errno = ENOMEM;
+        return nullptr;
     }
     // A full slab is off the room list: only its stacks' headers point at it.
     annotate_not_leaked(s);
@@ -399,7 +415,14 @@ stack_block* slab_take(size_t usable) {
     {
         lock_guard lock;
         slab_class* c = find_class(slot_size);
-        if (!c) LOG_ERROR_RETURN(ENOMEM, nullptr, "no memory for a stack slab class");
+        if (!c) {
+            const uint64_t k = ++g.class_failures;
+            LOG_EVERY_T(10, LOG_ERROR("no memory for a stack slab class (` times so far; logged "
+                                      "at most every 10 s)",
+                                      k));
+            errno = ENOMEM;
+            return nullptr;
+        }
         slot = take_slot(c, &slab, &guarded);
         if (!slot) return nullptr;  // logged, errno = ENOMEM
     }
