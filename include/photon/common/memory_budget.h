@@ -52,10 +52,11 @@ public:
     uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
     uint64_t sheds() const { return sheds_.load(std::memory_order_relaxed); }
 
-    // One connection's part of a budget. Not copyable; use it from one
-    // coroutine at a time (a connection's reader and its requests may
-    // release from elsewhere). A null budget makes an account that grants
-    // everything.
+    // One connection's part of a budget. Not copyable. Its calls may come
+    // from several coroutines and vCPUs at once (a connection's reader taking
+    // bytes while its requests take and give back theirs): they are
+    // serialized by the budget's lock. A null budget makes an account that
+    // grants everything (and is for one coroutine at a time).
     class Account {
     public:
         explicit Account(MemoryBudget* budget);
