@@ -103,6 +103,7 @@ MemoryBudget* MemoryBudget::process() {
 void MemoryBudget::set_limit(size_t limit) {
     SCOPED_LOCK(lock_);
     limit_ = limit ? limit : default_limit();
+    min_wait_ = SIZE_MAX;
     room_.notify_all();
 }
 
@@ -127,7 +128,13 @@ void MemoryBudget::give_back(Account* a, size_t n) {
     if (n > a->held()) n = a->held();  // a caller's bug must not underflow the total
     a->held_ -= n;
     used_ -= n;
-    if (waiting_) room_.notify_all();
+    // Only when the smallest waiter might fit now: with many connections
+    // waiting, waking them all on every release would cost more than the
+    // bytes it frees.
+    if (waiting_ && limit() >= used() && limit() - used() >= min_wait_) {
+        min_wait_ = SIZE_MAX;  // the woken that still do not fit say so again
+        room_.notify_all();
+    }
 }
 
 MemoryBudget::Account::Account(MemoryBudget* budget) : budget_(budget) {
@@ -140,7 +147,10 @@ MemoryBudget::Account::~Account() {
     SCOPED_LOCK(budget_->lock_);
     budget_->accounts_--;
     // The others' shares grew: a heavy waiter may be light now.
-    if (budget_->waiting_) budget_->room_.notify_all();
+    if (budget_->waiting_) {
+        budget_->min_wait_ = SIZE_MAX;
+        budget_->room_.notify_all();
+    }
 }
 
 int MemoryBudget::Account::try_acquire(size_t n) {
@@ -160,6 +170,7 @@ int MemoryBudget::Account::acquire(size_t n, Timeout timeout) {
         b->waits_++;
         b->waiting_++;
         while (g == 0) {
+            if (n < b->min_wait_) b->min_wait_ = n;
             int r = b->room_.wait(b->lock_, timeout);
             int e = errno;
             g = b->grant_locked(this, n);

@@ -91,7 +91,8 @@ private:
     std::atomic<size_t> used_{0};
     std::atomic<size_t> accounts_{0};
     std::atomic<uint64_t> waits_{0}, sheds_{0};
-    size_t waiting_ = 0;  // takers in acquire(), under lock_
+    size_t waiting_ = 0;          // takers in acquire(), under lock_
+    size_t min_wait_ = SIZE_MAX;  // the smallest of their asks (since the last wake-up)
     mutex lock_;
     condition_variable room_;
 };
