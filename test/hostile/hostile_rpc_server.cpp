@@ -1,10 +1,12 @@
 // hostile_rpc_server: the RPC server (a Skeleton on a TCP server) that
 // test/hostile/hostile_rpc.py attacks. Short deadlines so that every stall is
 // cut quickly: 1 s frame timeout, 2 s idle timeout, 1 MiB message limit.
-// Two operations: Sum (interface 0x4057, method 1): its request is a buffer,
+// Three operations: Sum (interface 0x4057, method 1): its request is a buffer,
 // its reply the buffer's length and the sum of its bytes; Sleep (method 2):
 // its request a u64 of milliseconds (at most 2,000) slept before an empty
-// reply. The wire layout is spelled out in hostile_rpc.py.
+// reply; Hold (method 3): a u64 of milliseconds and a buffer, held that long
+// (memory without work, for tools/rpc-budget-bench.py). The wire layout is
+// spelled out in hostile_rpc.py.
 //
 //   hostile_rpc_server PORT [BUDGET]   (PORT 0: any; BUDGET: the skeleton's
 //                                      memory budget, bytes with an optional
@@ -59,6 +61,18 @@ struct Sleep {
     };
     struct Response : rpc::Message {};
 };
+// Hold (method 3): a buffer held for up to 2 s without work: memory, not CPU.
+struct Hold {
+    const static uint32_t IID = 0x4057;
+    const static uint32_t FID = 3;
+    struct Request : rpc::Message {
+        uint64_t ms = 0;
+        rpc::buffer data;
+        PROCESS_FIELDS(data);
+    };
+    struct Response : rpc::Message {};
+};
+static_assert(sizeof(Hold::Request) == 24, "rpc-budget-bench.py sends 24 bytes of struct");
 static_assert(sizeof(Sum::Request) == 16, "hostile_rpc.py sends 16 bytes of struct");
 static_assert(sizeof(Sum::Response) == 16, "hostile_rpc.py reads 16 bytes of reply");
 
@@ -73,16 +87,11 @@ struct Service {
         photon::thread_usleep(std::min<uint64_t>(req->ms, 2000) * kMs);
         return 0;
     }
+    int do_rpc_service(Hold::Request* req, Hold::Response*, IOVector*, IStream*) {
+        photon::thread_usleep(std::min<uint64_t>(req->ms, 2000) * kMs);
+        return 0;
+    }
 };
-
-// "64M" and the like: bytes, or 0.
-size_t parse_size(const char* s) {
-    char* end = nullptr;
-    unsigned long long v = strtoull(s, &end, 10);
-    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (shift) end++;
-    return end == s || *end ? 0 : (size_t)v << shift;
-}
 
 int serve(uint16_t port, size_t budget_bytes) {
     Service service;
@@ -93,7 +102,7 @@ int serve(uint16_t port, size_t budget_bytes) {
         budget.reset(new photon::MemoryBudget(budget_bytes));
         sk->set_memory_budget(budget.get());
     }
-    sk->register_service<Sum, Sleep>(&service);
+    sk->register_service<Sum, Sleep, Hold>(&service);
     sk->set_frame_timeout(1000 * kMs);
     sk->set_idle_timeout(2000 * kMs);
     sk->set_max_message_size(1 << 20);
@@ -119,7 +128,7 @@ int serve(uint16_t port, size_t budget_bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    size_t budget = argc == 3 ? parse_size(argv[2]) : 0;
+    size_t budget = argc == 3 ? photon::MemoryBudget::parse_size(argv[2]) : 0;
     if (argc < 2 || argc > 3 || strspn(argv[1], "0123456789") != strlen(argv[1]) ||
         (argc == 3 && !budget)) {
         fprintf(stderr, "usage: %s PORT [BUDGET]\n", argv[0]);
