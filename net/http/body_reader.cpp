@@ -2,6 +2,7 @@
 #include <cerrno>
 
 #include <photon/net/http/body.h>
+#include <photon/net/http/parser.h>
 
 #include "hex.h"
 
@@ -79,6 +80,8 @@ ssize_t BodyReader::read_chunk_size() {
     for (unsigned char c : ext)
         if ((c < 0x20 && c != '\t') || c == 0x7f) return fail(ParseError::BadChunk);
     in_->consume(line.size() + 2);
+    // The same bound as a Content-Length's, for the chunk and the total.
+    if (size > kMaxBodyLength - received_) return fail(ParseError::BadChunk);
     if (size > limits_->max_body_size - received_) return fail(ParseError::BodyTooLarge);
     remaining_ = size;
     state_ = size ? State::Data : State::Trailers;

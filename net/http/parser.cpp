@@ -149,7 +149,7 @@ PE parse_content_length(const Headers& fields, const Limits& limits, uint64_t* l
         if (c < '0' || c > '9') return PE::BadContentLength;
     *len = fields.content_length();
     // Body sizes are int64_t (Message::body_size()): 19 digits may not fit.
-    if (*len > (uint64_t)INT64_MAX) return PE::BadContentLength;
+    if (*len > kMaxBodyLength) return PE::BadContentLength;
     return *len > limits.max_body_size ? PE::BodyTooLarge : PE::None;
 }
 

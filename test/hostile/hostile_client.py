@@ -253,6 +253,17 @@ def chunk_size_overflow():
 
 
 @case()
+def chunk_size_above_int64():
+    """chunk size 8000000000000000 (2^63, as a Content-Length above 2^63-1): 400, then closed"""
+    s = connect()
+    s.sendall(
+        b"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"8000000000000000\r\nabc\r\n"
+    )
+    expect_status_then_close(s, 400)
+
+
+@case()
 def oversized_header_line():
     """a 10 KB field line (over max_field_line, 8 KiB): 431, then closed"""
     s = connect()

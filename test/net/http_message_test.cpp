@@ -101,8 +101,8 @@ TEST_F(HttpMessage, RejectsMalformedChunks) {
         {"0x5\r\nhello\r\n", ParseError::BadChunk},
         {"5 \r\nhello\r\n", ParseError::BadChunk},        // whitespace without extension
         {"10000000000000000\r\n", ParseError::BadChunk},  // 17 hex digits: overflow
-        {"ffffffffffffffff\r\n", ParseError::BodyTooLarge},
-        {"65\r\n", ParseError::BodyTooLarge},  // 101 > 100
+        {"ffffffffffffffff\r\n", ParseError::BadChunk},   // above kMaxBodyLength
+        {"65\r\n", ParseError::BodyTooLarge},             // 101 > 100
         {"5;" + std::string(40, 'e') + "\r\nhello\r\n", ParseError::ChunkLineTooLong},
         {"5;a\x01\r\nhello\r\n", ParseError::BadChunk},
         {"0\r\nX: " + std::string(80, 'v') + "\r\n\r\n", ParseError::TrailersTooLarge},
@@ -129,6 +129,40 @@ TEST_F(HttpMessage, RejectsMalformedChunks) {
             EXPECT_FALSE(req.keep_alive());
         }
     }
+}
+
+// A chunk size (or chunked total) above 2^63-1 is BadChunk (400) whatever
+// max_body_size says, as a Content-Length above it is BadContentLength.
+TEST_F(HttpMessage, ChunkSizesShareTheContentLengthBound) {
+    std::string head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+    struct Case {
+        std::string body;
+        ParseError want;
+    } cases[] = {
+        {"8000000000000000\r\n", ParseError::BadChunk},            // 2^63
+        {"ffffffffffffffff\r\n", ParseError::BadChunk},            // 2^64-1
+        {"1\r\na\r\n7fffffffffffffff\r\n", ParseError::BadChunk},  // total 2^63
+        {"7fffffffffffffff\r\nabc", ParseError::Truncated},        // 2^63-1 itself is taken
+    };
+    for (auto& c : cases) {
+        MemStream s(head + c.body, SIZE_MAX);
+        InputBuffer in(&s);
+        Request req;  // max_body_size UINT64_MAX
+        req.reset(&in, &s);
+        ASSERT_EQ(0, req.receive_header());
+        char buf[64];
+        ssize_t n;
+        while ((n = req.read(buf, sizeof(buf))) > 0) {
+        }
+        EXPECT_EQ(-1, n) << c.body;
+        EXPECT_EQ(c.want, req.parse_error())
+            << c.body << " got " << parse_error_str(req.parse_error());
+        if (c.want == ParseError::BadChunk) {
+            EXPECT_EQ(400, http_status(req.parse_error()));
+        }
+    }
+    EXPECT_EQ(400, http_status(ParseError::BadContentLength));
+    EXPECT_EQ(INT64_MAX, (int64_t)kMaxBodyLength);
 }
 
 TEST_F(HttpMessage, ServesThreePipelinedRequestsInOrder) {

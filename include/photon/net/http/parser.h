@@ -60,6 +60,11 @@ enum class ParseError : uint8_t {
 int http_status(ParseError e);
 const char* parse_error_str(ParseError e);
 
+// Extension: the largest Content-Length or chunk size (or chunked total)
+// accepted whatever the Limits (body sizes are int64_t); above it, the
+// message fails with BadContentLength / BadChunk (400).
+constexpr uint64_t kMaxBodyLength = (uint64_t)INT64_MAX;
+
 // Bounds on what a peer may make us buffer. max_head_size must be below the
 // capacity of the InputBuffer the head arrives in.
 struct Limits {
