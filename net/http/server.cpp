@@ -219,20 +219,29 @@ int HTTPServerImpl::serve(Connection& c) {
         if (stopping_.load(std::memory_order_relaxed)) return 0;
         // A new connection gets header_timeout for its first byte, a kept-alive
         // one keepalive_timeout; bytes already here (pipelined) start a head.
-        if (c.in.size())
+        if (c.in.size()) {
             c.reader.head();
-        else
+            if (c.hold_request() < 0) return head_failed(c);
+        } else {
             c.reader.idle(n ? opts_.keepalive_timeout : opts_.header_timeout);
+        }
         if (c.req.receive_header() < 0) return head_failed(c);
         c.reader.start_body();
         c.stream.start_response();
         int r = respond(c, ++n);
+        c.request_hold.reset();  // the response is out
         if (r <= 0) return r;
     }
 }
 
 int HTTPServerImpl::head_failed(Connection& c) {
     int e = errno;
+    if (c.no_room) {  // the budget had no room for the request
+        LOG_EVERY_T(10, LOG_WARN("http server: no room in the memory budget: 503"));
+        send_error(c, 503);
+        linger(c);
+        return 0;
+    }
     switch (e) {
         case ENODATA:    // the peer closed between requests
         case ECANCELED:  // stop()
@@ -260,6 +269,7 @@ void HTTPServerImpl::send_error(Connection& c, int status) {
     resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
     standard_headers(resp);
     (void)resp.headers.insert("Connection", "close");
+    if (status == 503) (void)resp.headers.insert("Retry-After", "1");
     c.stream.hold_next();
     simple_response(resp, status);
     (void)resp.send();

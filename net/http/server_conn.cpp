@@ -26,6 +26,8 @@ size_t head_capacity(const Limits& l) {
 Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stop)
     : sock(s),
       opts(o),
+      account(o.memory_budget ? o.memory_budget : MemoryBudget::process()),
+      request_hold(&account),
       stopping(stop),
       th(photon::CURRENT),
       reader(this),
@@ -34,6 +36,21 @@ Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atom
       req(o.limits, this),
       resp(o.limits, this),
       orig_timeout(s->timeout()) {}
+
+Connection* connection_of(Request& req) {
+    auto r = dynamic_cast<ServerRequest*>(&req);
+    return r ? r->conn : nullptr;
+}
+
+size_t request_bytes(const Connection& c) { return c.in.capacity() + ConnStream::kMaxHold; }
+
+int Connection::hold_request() {
+    if (request_hold.held()) return 0;
+    if (request_hold.acquire(request_bytes(*this), opts.header_timeout) == 0) return 0;
+    no_room = true;
+    errno = ENOMEM;
+    return -1;
+}
 
 // ---- RateGuard ----------------------------------------------------------
 
@@ -106,9 +123,10 @@ ssize_t ReadSide::read(void* buf, size_t count) {
         t0 = __update_now();
     }
     c_->sock->timeout(tm);
-    c_->wait.store(w, std::memory_order_relaxed);
+    // A taken-over connection's reader (a WebSocket) says itself what it waits for.
+    if (w != WaitState::None) c_->wait.store(w, std::memory_order_relaxed);
     ssize_t n = c_->sock->recv(buf, count);
-    c_->wait.store(WaitState::None, std::memory_order_relaxed);
+    if (w != WaitState::None) c_->wait.store(WaitState::None, std::memory_order_relaxed);
     if (guarded) rate_.account(__update_now() - t0, n);
     if (n < 0) {
         timed_out_ = errno == ETIMEDOUT;
@@ -117,7 +135,12 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             errno = ECANCELED;
         return -1;
     }
-    if (n > 0 && phase_ == Phase::Idle) head();
+    if (n > 0 && phase_ == Phase::Idle) {
+        head();
+        // The head's bytes are held from its first: a connection that gets
+        // no room is answered 503, the bytes read dropped with it.
+        if (c_->hold_request() < 0) return -1;
+    }
     return n;
 }
 
@@ -245,6 +268,9 @@ int ConnStream::take_over() {
     if (!taken_over_) {
         taken_over_ = true;
         if (!user_set_) user_timeout_ = c_->orig_timeout;
+        // No more requests are read here: what the handler reads (a
+        // WebSocket's messages) it accounts itself.
+        c_->request_hold.reset();
     }
     hold_ = false;
     return flush();

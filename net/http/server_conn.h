@@ -8,6 +8,7 @@
 #include <string>
 
 #include <photon/common/list.h>
+#include <photon/common/memory_budget.h>
 #include <photon/common/timeout.h>
 #include <photon/net/http/body.h>
 #include <photon/net/http/message.h>
@@ -27,7 +28,9 @@ struct Connection;
 // Where a blocked read of the connection is: stop() interrupts the reads
 // that wait for a request (Idle, Head) and the server's drain of a body the
 // handler left unread (Drain), never a handler's.
-enum class WaitState : uint8_t { None, Idle, Head, Drain };
+// WebSocket: a stream that took the connection over waits for frames (it
+// sends Close 1001 when interrupted by stop()).
+enum class WaitState : uint8_t { None, Idle, Head, Drain, WebSocket };
 
 // An unread body up to this size is read and dropped to keep the connection;
 // a larger one closes it.
@@ -236,17 +239,31 @@ struct Connection : public intrusive_list_node<Connection> {
 
     ISocketStream* const sock;
     const ServerOptions& opts;
+    MemoryBudget::Account account;            // the server's budget, for this connection
+    BudgetHold request_hold;                  // of the request in flight
     const std::atomic<bool>* const stopping;  // the server's
     photon::thread* const th;                 // the coroutine serving it
     std::atomic<WaitState> wait{WaitState::None};
     bool in_handler = false;  // a handler is running
+    bool no_room = false;     // the request found no room in the budget (503)
     ReadSide reader;
     ConnStream stream;
     InputBuffer in;
     ServerRequest req;
     ServerResponse resp;
     const uint64_t orig_timeout;  // the stream's, restored at the end
+
+    // Takes request_bytes() for the request whose head begins, waiting at
+    // most header_timeout: 0, or -1 ENOMEM with no_room set.
+    int hold_request();
 };
+
+// The connection req (a request being served by an HTTPServer) came on, or
+// nullptr.
+Connection* connection_of(Request& req);
+
+// The bytes the server holds for a request in flight on c.
+size_t request_bytes(const Connection& c);
 
 // The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made at most
 // once a second per OS thread.

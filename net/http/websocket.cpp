@@ -9,6 +9,7 @@
 #include <photon/common/alog-stdstring.h>
 #include <photon/common/alog.h>
 
+#include "server_conn.h"
 #include "websocket_codec.h"
 #include "websocket_stream.h"
 
@@ -138,7 +139,9 @@ IWebSocketStream* server_accept_websocket(Request& req, Response& resp,
         resp.headers.set("Connection", "Upgrade") < 0 ||
         resp.headers.set("Sec-WebSocket-Accept", accept) < 0 || resp.send() < 0)
         return nullptr;
-    return new WebSocketStreamImpl(s, false, false, "", options);
+    server_detail::Connection* c = server_detail::connection_of(req);
+    return new WebSocketStreamImpl(s, false, false, "",
+                                   ws_detail::server_defaults(options, c->opts), c);
 }
 
 IWebSocketStream* server_accept_websocket(Request& req, Response& resp) {

@@ -3,6 +3,8 @@
 // closing handshake, and sending (masked in chunks by a client).
 #include "websocket_stream.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -11,6 +13,8 @@
 
 #include <photon/common/alog.h>
 
+#include "server_conn.h"
+
 namespace photon {
 namespace net {
 namespace http {
@@ -18,11 +22,14 @@ namespace ws_detail {
 
 namespace {
 constexpr size_t kReadBuffer = 16 * 1024;
-constexpr size_t kMaskChunk = 64 * 1024;       // a client masks a copy, this much at a time
-constexpr size_t kMessageStep = 64 * 1024;     // the least a message buffer grows by
-constexpr size_t kKeptCapacity = 1024 * 1024;  // a larger message buffer is freed after use
-constexpr uint64_t kReplyTimeout = 5'000'000;  // close(), and at least this for replies
-constexpr uint64_t kLingerTime = 1'000'000;    // waiting for the peer's end
+constexpr size_t kMaskChunk = 64 * 1024;        // a client masks a copy, this much at a time
+constexpr size_t kMessageStep = 64 * 1024;      // the least a message buffer grows by
+constexpr size_t kKeptCapacity = kMessageStep;  // a larger message buffer is freed after use
+constexpr uint64_t kReplyTimeout = 5'000'000;   // close(), and at least this for replies
+constexpr uint64_t kAwayWait = 1'000'000;       // for the peer's Close after the server stopped
+constexpr uint32_t kServerPingRate = 16;        // a server stream's max_ping_rate
+constexpr uint64_t kReservePoll = 10'000;       // how often a message waiting for room looks
+constexpr uint64_t kLingerTime = 1'000'000;     // waiting for the peer's end
 constexpr uint64_t kLingerIdle = 100'000;
 constexpr size_t kLingerBytes = 64 * 1024;
 
@@ -66,14 +73,41 @@ struct iov_cursor {
 };
 }  // namespace
 
+WebSocketOptions server_defaults(WebSocketOptions o, const ServerOptions& server) {
+    if (o.idle_timeout == 0) o.idle_timeout = server.keepalive_timeout;
+    if (o.message_timeout == 0) o.message_timeout = server.header_timeout;
+    if (o.max_ping_rate == 0) o.max_ping_rate = kServerPingRate;
+    return o;
+}
+
+namespace {
+// 0 (a client's default): none.
+WebSocketOptions client_defaults(WebSocketOptions o) {
+    if (o.idle_timeout == 0) o.idle_timeout = UINT64_MAX;
+    if (o.message_timeout == 0) o.message_timeout = UINT64_MAX;
+    if (o.max_ping_rate == 0) o.max_ping_rate = UINT32_MAX;
+    return o;
+}
+}  // namespace
+
 WebSocketStreamImpl::WebSocketStreamImpl(ISocketStream* stream, bool client, bool own,
-                                         std::string_view leftover, const WebSocketOptions& options)
+                                         std::string_view leftover, const WebSocketOptions& options,
+                                         server_detail::Connection* conn)
     : stream_(stream),
       client_(client),
       own_(own),
-      opts_(options),
+      opts_(client_defaults(options)),
+      conn_(conn),
+      own_account_(options.memory_budget ? new MemoryBudget::Account(options.memory_budget)
+                                         : nullptr),
+      account_(own_account_ ? own_account_.get()
+               : conn       ? &conn->account
+                            : nullptr),
       rbuf_(new char[std::max(kReadBuffer, leftover.size())]),
-      rcap_(std::max(kReadBuffer, leftover.size())) {
+      rcap_(std::max(kReadBuffer, leftover.size())),
+      idle_(opts_.idle_timeout),
+      ping_tokens_(opts_.max_ping_rate),
+      ping_time_(photon::now) {
     if (!leftover.empty()) memcpy(rbuf_.get(), leftover.data(), leftover.size());
     rend_ = leftover.size();
 }
@@ -82,6 +116,7 @@ WebSocketStreamImpl::~WebSocketStreamImpl() {
     if (!failed_ && !close_sent_) (void)close(WebSocketCloseCode::GoingAway, "");
     // The peer's Close ends the connection cleanly (RFC 6455 7.1.1).
     if (!failed_ && close_sent_ && !close_received_) wait_for_close();
+    free_message();
     if (own_) delete stream_;
 }
 
@@ -136,6 +171,8 @@ int WebSocketStreamImpl::receive(const Timeout& t, char* direct, size_t direct_s
             errno = ENOTCONN;
             return -1;
         }
+        if (server_stopping() && go_away() < 0) return -1;
+        if (rend_ > rbegin_) got_bytes();  // a frame begun while nobody received
         int r = in_frame_ ? 0 : read_header(t, direct, direct_size);
         if (r == 0) r = read_payload(t, direct);
         if (r == 0) r = end_frame(t);
@@ -200,8 +237,8 @@ int WebSocketStreamImpl::check_header() {
 int WebSocketStreamImpl::read_payload(const Timeout& t, char* direct) {
     while (frame_got_ < frame_.length) {
         size_t room;
-        char* dst = payload_room(direct, frame_.length - frame_got_, &room);
-        if (!dst) return fail(WebSocketCloseCode::InternalServerError, ENOMEM, "out of memory");
+        char* dst = payload_room(direct, frame_.length - frame_got_, &room, t);
+        if (!dst) return -1;
         ssize_t n = read_some(dst, room, t);
         if (n <= 0) return n == 0 || !resumable(errno) ? broken(n == 0 ? ECONNRESET : errno) : -1;
         if (frame_.masked) apply_mask(dst, (size_t)n, frame_.mask, frame_got_);
@@ -218,7 +255,8 @@ int WebSocketStreamImpl::read_payload(const Timeout& t, char* direct) {
 // Where the next payload bytes go, and how many fit (*room); nullptr if the
 // message buffer cannot grow. It grows as bytes arrive, not by the lengths
 // frames claim.
-char* WebSocketStreamImpl::payload_room(char* direct, uint64_t left, size_t* room) {
+char* WebSocketStreamImpl::payload_room(char* direct, uint64_t left, size_t* room,
+                                        const Timeout& t) {
     if (is_control(frame_.opcode) || frame_direct_) {
         *room = (size_t)left;
         return (is_control(frame_.opcode) ? ctrl_ : direct) + frame_got_;
@@ -226,26 +264,77 @@ char* WebSocketStreamImpl::payload_room(char* direct, uint64_t left, size_t* roo
     if (msg_cap_ == msg_len_) {
         // left <= max_message_size - msg_len_ (check_header): this fits size_t.
         size_t step = std::min<uint64_t>(left, std::max(msg_len_, kMessageStep));
-        if (!grow_message(msg_len_ + step)) return nullptr;
+        if (grow_message(msg_len_ + step, t) < 0) return nullptr;
     }
     *room = std::min<uint64_t>(left, msg_cap_ - msg_len_);
-    return msg_.get() + msg_len_;
+    return msg_ + msg_len_;
 }
 
-bool WebSocketStreamImpl::grow_message(size_t cap) {
-    if (cap <= msg_cap_) return true;
-    std::unique_ptr<char[]> bigger(new (std::nothrow) char[cap]);
-    if (!bigger) return false;
-    if (msg_len_) memcpy(bigger.get(), msg_.get(), msg_len_);
-    msg_ = std::move(bigger);
+// Grows the message buffer to cap bytes (page-rounded), its growth taken from
+// the budget first: waiting for room until t (ETIMEDOUT, nothing lost) or the
+// message's deadline (then the connection fails: Close 1009, ENOMEM). 0 or -1.
+int WebSocketStreamImpl::grow_message(size_t cap, const Timeout& t) {
+    if (cap <= msg_cap_) return 0;
+    size_t page = 4096;
+    cap = (cap + page - 1) / page * page;
+    Timeout until = t;
+    bool message_first = message_armed_ && message_ < t;
+    if (message_first) until = message_;
+    size_t more = cap - msg_cap_;
+    if (account_ && (wait_out_of_reserve(more, until) < 0 || account_->acquire(more, until) < 0)) {
+        if (errno == ETIMEDOUT && !message_first) return -1;  // the caller's: call again
+        return fail(WebSocketCloseCode::MessageTooBig, ENOMEM, "no room in the memory budget");
+    }
+    void* p = msg_ ? mremap(msg_, msg_cap_, cap, MREMAP_MAYMOVE)
+                   : mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        if (account_) account_->release(more);
+        return fail(WebSocketCloseCode::MessageTooBig, ENOMEM, "out of memory");
+    }
+    msg_ = (char*)p;
     msg_cap_ = cap;
-    return true;
+    return 0;
+}
+
+// A message past its first kMessageStep bytes leaves the budget's reserve
+// (a quarter) to requests and small messages, however light its account: a
+// crowd of connections each growing a message within its fair share would
+// take it all. Waits (polling: the budget has no such wait) while the budget
+// is above limit - reserve: 0, or -1: ETIMEDOUT at `until`, ENOMEM if the
+// connection's bytes alone would pass limit - reserve.
+int WebSocketStreamImpl::wait_out_of_reserve(size_t more, const Timeout& until) {
+    MemoryBudget* b = account_->budget();
+    if (!b || msg_cap_ < kMessageStep) return 0;
+    for (;;) {
+        size_t lim = b->limit();
+        if (account_->held() + more > lim - lim / 4) {
+            errno = ENOMEM;  // never: what this connection would hold is past the reserve
+            return -1;
+        }
+        if (b->used() + more <= lim - lim / 4) return 0;
+        uint64_t left = until.timeout();
+        if (left == 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        photon::thread_usleep(std::min<uint64_t>(left, kReservePoll));
+    }
+}
+
+void WebSocketStreamImpl::free_message() {
+    if (msg_) munmap(msg_, msg_cap_);
+    if (account_ && msg_cap_) account_->release(msg_cap_);
+    msg_ = nullptr;
+    msg_cap_ = 0;
 }
 
 int WebSocketStreamImpl::end_frame(const Timeout& t) {
     in_frame_ = false;
+    idle_.timeout(opts_.idle_timeout);
+    if (!in_message_) message_armed_ = false;  // a control frame between messages
     if (is_control(frame_.opcode)) return on_control(t);
     if (!frame_.fin) return 0;
+    message_armed_ = false;
     if (msg_op_ == kOpText && !msg_utf8_.complete())
         return fail(WebSocketCloseCode::InvalidFramePayloadData, EILSEQ, "text that is not UTF-8");
     in_message_ = false;
@@ -260,9 +349,15 @@ int WebSocketStreamImpl::on_control(const Timeout& t) {
     size_t n = (size_t)frame_.length;
     // A reply waits for a send of the other coroutine, however short the receive's timeout.
     Timeout reply(std::max<uint64_t>(t.timeout(), kReplyTimeout));
+    if (frame_.opcode == kOpPing && check_ping() < 0) return -1;
     if (frame_.opcode == kOpPing && !close_sent_) {
         struct iovec v = {ctrl_, n};
-        if (send_frame(kOpPong, true, &v, 1, reply) < 0) return -1;
+        if (send_frame(kOpPong, true, &v, 1, reply) < 0) {
+            // Pongs the peer does not read back up: a flood too.
+            if (errno == ETIMEDOUT)
+                return fail(WebSocketCloseCode::PolicyViolation, ECONNABORTED, "pongs back up");
+            return -1;
+        }
     } else if (frame_.opcode == kOpClose) {
         uint16_t code = 0;
         if (n == 1)
@@ -291,28 +386,41 @@ int WebSocketStreamImpl::on_control(const Timeout& t) {
 // in a later call, maybe with another buffer: what came moves to msg_.
 void WebSocketStreamImpl::keep_direct_bytes(const char* direct) {
     frame_direct_ = false;
-    if (!grow_message((size_t)frame_got_)) {
-        (void)fail(WebSocketCloseCode::InternalServerError, ENOMEM, "out of memory");
+    int e = errno;
+    // The bytes are read already: room is waited for until the message's deadline.
+    if (grow_message((size_t)frame_got_, message_armed_ ? message_ : Timeout(0)) < 0) {
+        if (!failed_) (void)fail(WebSocketCloseCode::MessageTooBig, ENOMEM, "no room");
         errno = ENOMEM;
         return;
     }
-    if (frame_got_) memcpy(msg_.get(), direct, (size_t)frame_got_);
+    if (frame_got_) memcpy(msg_, direct, (size_t)frame_got_);
     msg_len_ = (size_t)frame_got_;
+    errno = e;
 }
 
 const char* WebSocketStreamImpl::ready_data() const {
-    return ready_ == Ready::Control ? ctrl_ : msg_.get();
+    return ready_ == Ready::Control ? ctrl_ : msg_;
 }
 
 void WebSocketStreamImpl::consume_ready() {
     if (ready_ != Ready::Control) {
         msg_len_ = 0;
-        if (msg_cap_ > kKeptCapacity) {
-            msg_.reset();
-            msg_cap_ = 0;
-        }
+        if (msg_cap_ > kKeptCapacity) free_message();
     }
     ready_ = Ready::None;
+}
+
+// A token bucket of max_ping_rate a second, as deep: 0, or -1 for a flood.
+int WebSocketStreamImpl::check_ping() {
+    uint32_t rate = opts_.max_ping_rate;
+    if (rate == UINT32_MAX) return 0;
+    uint64_t t = photon::now;
+    ping_tokens_ = std::min<double>(rate, ping_tokens_ + (double)(t - ping_time_) * rate / 1e6);
+    ping_time_ = t;
+    if (ping_tokens_ < 1)
+        return fail(WebSocketCloseCode::PolicyViolation, ECONNABORTED, "a ping flood");
+    ping_tokens_ -= 1;
+    return 0;
 }
 
 int WebSocketStreamImpl::arm(const Timeout& t) {
@@ -332,8 +440,7 @@ int WebSocketStreamImpl::buffer_at_least(size_t n, const Timeout& t) {
             rend_ -= rbegin_;
             rbegin_ = 0;
         }
-        if (arm(t) < 0) return -1;
-        ssize_t r = stream_->recv(rbuf_.get() + rend_, rcap_ - rend_);
+        ssize_t r = wait_recv(rbuf_.get() + rend_, rcap_ - rend_, t);
         if (r == 0) return broken(ECONNRESET);  // closed without a Close
         if (r < 0) return resumable(errno) ? -1 : broken(errno);
         rend_ += (size_t)r;
@@ -345,11 +452,10 @@ int WebSocketStreamImpl::buffer_at_least(size_t n, const Timeout& t) {
 // through the buffer (so that the next headers come with it).
 ssize_t WebSocketStreamImpl::read_some(char* dst, size_t n, const Timeout& t) {
     size_t avail = rend_ - rbegin_;
-    if (avail == 0 && n >= rcap_ / 2) return arm(t) < 0 ? -1 : stream_->recv(dst, n);
+    if (avail == 0 && n >= rcap_ / 2) return wait_recv(dst, n, t);
     if (avail == 0) {
         rbegin_ = rend_ = 0;
-        if (arm(t) < 0) return -1;
-        ssize_t r = stream_->recv(rbuf_.get(), rcap_);
+        ssize_t r = wait_recv(rbuf_.get(), rcap_, t);
         if (r <= 0) return r;
         rend_ = avail = (size_t)r;
     }
@@ -357,6 +463,73 @@ ssize_t WebSocketStreamImpl::read_some(char* dst, size_t n, const Timeout& t) {
     memcpy(dst, rbuf_.get() + rbegin_, k);
     rbegin_ += k;
     return (ssize_t)k;
+}
+
+// One receive from the connection, waiting until t or the stream's own
+// deadline: bytes, 0 at its end, or -1: ETIMEDOUT (t passed: nothing lost),
+// the connection's error, or a deadline of the stream's (the connection
+// failed). A stop() of the server interrupts it: then Close 1001 goes out and
+// the wait goes on for the peer's Close.
+ssize_t WebSocketStreamImpl::wait_recv(char* dst, size_t n, const Timeout& t) {
+    for (;;) {
+        Deadline which;
+        const Timeout& own = deadline(&which);
+        bool own_first = own < t;
+        if (arm(own_first ? own : t) < 0) return own_first ? deadline_passed(which) : -1;
+        bool watched = conn_ && !going_away_;
+        if (watched) conn_->wait.store(server_detail::WaitState::WebSocket);
+        ssize_t r = server_stopping() ? (errno = ECANCELED, (ssize_t)-1) : stream_->recv(dst, n);
+        if (watched) conn_->wait.store(server_detail::WaitState::None);
+        if (r > 0) got_bytes();
+        if (r >= 0) return r;
+        if (server_stopping()) {
+            if (go_away() < 0) return -1;
+            continue;
+        }
+        if (errno != ETIMEDOUT || t.expired()) return -1;
+        // The stream's deadline, or a wake-up ahead of it on the coarse clock.
+    }
+}
+
+const Timeout& WebSocketStreamImpl::deadline(Deadline* which) const {
+    *which = going_away_ ? Deadline::Away : message_armed_ ? Deadline::Message : Deadline::Idle;
+    return going_away_ ? away_ : message_armed_ ? message_ : idle_;
+}
+
+int WebSocketStreamImpl::deadline_passed(Deadline which) {
+    switch (which) {
+        case Deadline::Idle:
+            return fail(WebSocketCloseCode::GoingAway, ETIME, "idle_timeout");
+        case Deadline::Message:
+            return fail(WebSocketCloseCode::PolicyViolation, ETIME, "message_timeout");
+        default:  // no Close came after ours
+            failed_ = true;
+            (void)stream_->shutdown(ShutdownHow::ReadWrite);
+            errno = ECANCELED;
+            return -1;
+    }
+}
+
+bool WebSocketStreamImpl::server_stopping() const {
+    return conn_ && !going_away_ && conn_->stopping->load(std::memory_order_relaxed);
+}
+
+// The server stopped: Close 1001 (unless a Close went already), then a
+// bounded wait for the peer's. 0, or -1 if the connection failed.
+int WebSocketStreamImpl::go_away() {
+    going_away_ = true;
+    away_.timeout(kAwayWait);
+    if (!close_sent_)
+        (void)send_close((uint16_t)WebSocketCloseCode::GoingAway, "", Timeout(kAwayWait));
+    return failed_ || !close_sent_ ? broken(ECANCELED) : 0;
+}
+
+// The first byte of a message (or of a control frame between messages)
+// starts its deadline.
+void WebSocketStreamImpl::got_bytes() {
+    if (message_armed_ || going_away_) return;
+    message_armed_ = true;
+    message_.timeout(opts_.message_timeout);
 }
 
 int WebSocketStreamImpl::broken(int err) {

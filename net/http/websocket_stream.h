@@ -14,15 +14,23 @@
 namespace photon {
 namespace net {
 namespace http {
+namespace server_detail {
+struct Connection;
+}
 namespace ws_detail {
+
+// The options of a server's stream: 0s (defaults) from the server's.
+WebSocketOptions server_defaults(WebSocketOptions o, const ServerOptions& server);
 
 class WebSocketStreamImpl final : public IWebSocketStream {
 public:
     // client: we mask what we send and refuse masked frames (the server the
     // reverse). own: the stream is deleted with this object. leftover: bytes
-    // that came after the handshake, read before the stream's.
+    // that came after the handshake, read before the stream's. conn: the
+    // HTTPServer connection a server's stream took over (its budget account,
+    // and stop()), else nullptr.
     WebSocketStreamImpl(ISocketStream* stream, bool client, bool own, std::string_view leftover,
-                        const WebSocketOptions& options);
+                        const WebSocketOptions& options, server_detail::Connection* conn = nullptr);
     ~WebSocketStreamImpl() override;
 
     ssize_t send_text(std::string_view text, uint64_t timeout) override;
@@ -46,13 +54,24 @@ private:
     int read_header(const Timeout& t, char* direct, size_t direct_size);
     int check_header();
     int read_payload(const Timeout& t, char* direct);
-    char* payload_room(char* direct, uint64_t left, size_t* room);
-    bool grow_message(size_t cap);
+    char* payload_room(char* direct, uint64_t left, size_t* room, const Timeout& t);
+    int grow_message(size_t cap, const Timeout& t);
+    int wait_out_of_reserve(size_t more, const Timeout& until);
+    void free_message();
+    int check_ping();
     int end_frame(const Timeout& t);
     int on_control(const Timeout& t);
     void keep_direct_bytes(const char* direct);
     int buffer_at_least(size_t n, const Timeout& t);
     ssize_t read_some(char* dst, size_t n, const Timeout& t);
+    ssize_t wait_recv(char* dst, size_t n, const Timeout& t);
+    // The stream's own deadline for the next wait, and what passing it means.
+    enum class Deadline : uint8_t { Idle, Message, Away };
+    const Timeout& deadline(Deadline* which) const;
+    int deadline_passed(Deadline which);
+    bool server_stopping() const;
+    int go_away();
+    void got_bytes();
     int arm(const Timeout& t);
     int broken(int err);
     int fail(WebSocketCloseCode code, int err, const char* why);
@@ -75,6 +94,9 @@ private:
     const bool client_;
     const bool own_;
     const WebSocketOptions opts_;
+    server_detail::Connection* const conn_;
+    std::unique_ptr<MemoryBudget::Account> own_account_;  // a client's, with memory_budget
+    MemoryBudget::Account* const account_;                // nullptr: none
     photon::mutex read_lock_;
     photon::mutex write_lock_;
 
@@ -91,14 +113,25 @@ private:
     // The data message being assembled: msg_len_ bytes in msg_ (msg_cap_).
     bool in_message_ = false;
     uint8_t msg_op_ = 0;
-    std::unique_ptr<char[]> msg_;
-    size_t msg_cap_ = 0, msg_len_ = 0;
+    char* msg_ = nullptr;               // mapped: freed memory leaves the process at once
+    size_t msg_cap_ = 0, msg_len_ = 0;  // msg_cap_ bytes are held in account_
     Utf8Checker msg_utf8_;
 
     char ctrl_[kMaxControlPayload];  // a control frame's payload
     Ready ready_ = Ready::None;
     uint8_t ready_op_ = 0;
     size_t ready_len_ = 0;
+
+    // Deadlines: for the next frame to begin (re-armed as each ends); for the
+    // message (or control frame) begun, from its first byte; for the peer's
+    // Close once the server stopped.
+    Timeout idle_;
+    Timeout message_;
+    bool message_armed_ = false;
+    bool going_away_ = false;
+    Timeout away_;
+    double ping_tokens_ = 0;  // of max_ping_rate, refilled over time
+    uint64_t ping_time_ = 0;
 
     bool close_sent_ = false;
     bool close_received_ = false;

@@ -1,17 +1,23 @@
 // hostile_server: the HTTP(S) server that test/hostile/hostile_client.py
 // attacks. Short deadlines (hundreds of milliseconds) so that every stall is
 // cut quickly; handlers /echo (reads the body, answers its length), /text (a
-// fixed body, the request body left unread) and /big (8 MiB).
+// fixed body, the request body left unread), /big (8 MiB) and /ws (a
+// WebSocket that echoes messages up to 64 KiB; test/hostile/hostile_websocket.py).
 //
-//   hostile_server [-d MS] PORT [CERT KEY]
+//   hostile_server [-d MS] [-w MS] [-m MS] [-b MIB] PORT [CERT KEY]
 //     PORT 0: any; with CERT and KEY: HTTPS. -d: every deadline (head,
 //     keep-alive, body, send, TLS handshake) MS milliseconds instead of the
-//     suite's short ones, for tools/deadline-accuracy.py. HOSTILE_ENGINE
-//     (epoll|iouring) in the environment picks the event engine.
+//     suite's short ones, for tools/deadline-accuracy.py. -w / -m: the
+//     WebSocket's idle_timeout / message_timeout (default: from the HTTP
+//     deadlines). -b: a memory budget of MIB MiB (default: the process's).
+//     HOSTILE_ENGINE (epoll|iouring) in the environment picks the event
+//     engine. RLIMIT_NOFILE's soft limit is raised to the hard one.
 //
 // Logs to stderr. Prints "listening PORT", serves until SIGTERM or SIGINT, stops the server
 // gracefully and prints "fds N" (its open descriptors, for a leak check)
 // before exiting 0.
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +26,9 @@
 
 #include <photon/common/alog.h>
 #include <photon/net/http/message.h>
+#include <photon/common/memory_budget.h>
 #include <photon/net/http/server.h>
+#include <photon/net/http/websocket.h>
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/socket.h>
 #include <photon/photon.h>
@@ -67,7 +75,32 @@ private:
     }
 };
 
-int serve(uint16_t port, const char* cert, const char* key, uint64_t deadline_ms) {
+// /ws: echoes each message (up to 64 KiB) until the peer closes or fails.
+struct ws_echo {
+    int handle(IWebSocketStream* ws);
+};
+
+int ws_echo::handle(IWebSocketStream* ws) {
+    std::unique_ptr<char[]> buf(new char[64 * 1024]);
+    for (;;) {
+        WebSocketOpcode op;
+        ssize_t n = ws->recv_frame(buf.get(), 64 * 1024, &op);
+        if (n < 0 || op == WebSocketOpcode::Close) return 0;
+        if (op == WebSocketOpcode::Text && ws->send_text({buf.get(), (size_t)n}, 5'000 * kMs) < 0)
+            return 0;
+        if (op == WebSocketOpcode::Binary && ws->send_binary(buf.get(), n, 5'000 * kMs) < 0)
+            return 0;
+    }
+}
+
+struct Args {
+    uint64_t deadline_ms = 0, ws_idle_ms = 0, ws_message_ms = 0, budget_mib = 0;
+};
+
+int serve(uint16_t port, const char* cert, const char* key, const Args& a) {
+    uint64_t deadline_ms = a.deadline_ms;
+    std::unique_ptr<photon::MemoryBudget> budget;
+    if (a.budget_mib) budget.reset(new photon::MemoryBudget(a.budget_mib << 20));
     ServerOptions opt;
     opt.header_timeout = (deadline_ms ? deadline_ms : 500) * kMs;
     opt.keepalive_timeout = (deadline_ms ? deadline_ms : 500) * kMs;
@@ -75,7 +108,13 @@ int serve(uint16_t port, const char* cert, const char* key, uint64_t deadline_ms
     opt.send_timeout = (deadline_ms ? deadline_ms : 400) * kMs;
     opt.body_min_rate = 1024;
     opt.send_min_rate = 1024;
+    opt.memory_budget = budget.get();
+    WebSocketOptions wso;
+    wso.idle_timeout = a.ws_idle_ms * kMs;
+    wso.message_timeout = a.ws_message_ms * kMs;
     std::unique_ptr<HTTPServer> http(new_http_server(opt));
+    ws_echo echo;
+    http->add_handler(new_websocket_handler({&echo, &ws_echo::handle}, wso), true, "=/ws");
     hostile_handlers handlers;
     http->add_handler(&handlers, false, "=/echo");
     http->add_handler(&handlers, false, "=/big");
@@ -109,19 +148,42 @@ int serve(uint16_t port, const char* cert, const char* key, uint64_t deadline_ms
 
 int main(int argc, char** argv) {
     const char* prog = argv[0];
-    uint64_t deadline_ms = 0;
-    if (argc >= 3 && !strcmp(argv[1], "-d") && atoi(argv[2]) > 0) {
-        deadline_ms = (uint64_t)atoi(argv[2]);
+    Args a;
+    while (argc >= 3 && argv[1][0] == '-' && strlen(argv[1]) == 2 && atoi(argv[2]) > 0) {
+        uint64_t v = (uint64_t)atoi(argv[2]);
+        switch (argv[1][1]) {
+            case 'd':
+                a.deadline_ms = v;
+                break;
+            case 'w':
+                a.ws_idle_ms = v;
+                break;
+            case 'm':
+                a.ws_message_ms = v;
+                break;
+            case 'b':
+                a.budget_mib = v;
+                break;
+            default:
+                argc = 0;
+                break;  // usage
+        }
+        if (argc == 0) break;
         argc -= 2;
         argv += 2;
     }
     if ((argc != 2 && argc != 4) || strspn(argv[1], "0123456789") != strlen(argv[1])) {
-        fprintf(stderr, "usage: %s [-d MS] PORT [CERT KEY]\n", prog);
+        fprintf(stderr, "usage: %s [-d MS] [-w MS] [-m MS] [-b MIB] PORT [CERT KEY]\n", prog);
         return 2;
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
     }
     if (int r = hostile::start("hostile_server")) return r;
     int r = serve((uint16_t)atoi(argv[1]), argc == 4 ? argv[2] : nullptr,
-                  argc == 4 ? argv[3] : nullptr, deadline_ms);
+                  argc == 4 ? argv[3] : nullptr, a);
     printf("fds %d\n", photon_test::count_open_fds());
     fflush(stdout);
     photon::fini();

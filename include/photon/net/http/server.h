@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <photon/common/callback.h>
+#include <photon/common/memory_budget.h>
 #include <photon/common/object.h>
 #include <photon/common/string_view.h>
 #include <photon/net/http/message.h>
@@ -79,6 +80,16 @@ struct ServerOptions {
     uint64_t body_min_rate = 1024;
     uint64_t send_min_rate = 1024;
     uint32_t max_requests_per_connection = 0;  // 0: unlimited; then Connection: close
+    // The bytes held for each connection's request in flight (its head and
+    // read-ahead buffer and the response head the server holds back, from
+    // its head's first byte until its response is out or a handler takes the
+    // connection over: connection_stream()) and for the message a
+    // WebSocket on it is receiving are taken from this budget, through an
+    // account per connection (memory_budget.h). A request that finds no room
+    // within header_timeout is answered 503 with Retry-After and the
+    // connection closed; a connection waiting for room is not read.
+    // nullptr: MemoryBudget::process().
+    MemoryBudget* memory_budget = nullptr;
 };
 
 class HTTPServer : public Object {

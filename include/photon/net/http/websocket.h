@@ -29,6 +29,7 @@
 
 #include <photon/common/callback.h>
 #include <photon/common/iovector.h>
+#include <photon/common/memory_budget.h>
 #include <photon/common/object.h>
 #include <photon/net/http/client.h>
 #include <photon/net/http/message.h>
@@ -65,10 +66,38 @@ enum class WebSocketCloseCode : uint16_t {
     TLSHandshake = 1015
 };
 
-// Extension: limits of a stream.
+// Extension: limits of a stream. Times in microseconds; 0 takes the default:
+// a server's stream (accepted from an HTTPServer) derives it from the
+// server's ServerOptions as noted, a client's has none; -1 is none. The
+// deadlines are kept while the stream receives (recv_frame, and the wait for
+// the peer's Close when it is deleted). doc/http.md has all the defaults in
+// one table.
 struct WebSocketOptions {
     // A longer message (its fragments together) is refused with Close 1009.
     size_t max_message_size = 16 * 1024 * 1024;
+    // No frame begins for this long: Close 1001 (going away), the
+    // connection ends, recv_frame fails with ETIME. Server default:
+    // keepalive_timeout.
+    uint64_t idle_timeout = 0;
+    // A message (or control frame), from its first byte, must arrive whole
+    // within this, the wait for memory (below) included: else Close 1008,
+    // ETIME. Server default: header_timeout.
+    uint64_t message_timeout = 0;
+    // Pings a second the peer may send on average, with a burst of as many
+    // at once; more, or Pongs we cannot send within 5 s (the peer does not
+    // read them), are a ping flood: Close 1008, ECONNABORTED. Server
+    // default: 16 (-1 here: no bound).
+    uint32_t max_ping_rate = 0;
+    // Where a message's bytes are counted as they arrive (its buffer
+    // growing; never max_message_size up front). nullptr: a server's stream
+    // uses its connection's account of the server's budget
+    // (ServerOptions::memory_budget), a client's none. When the budget has
+    // no room before message_timeout: Close 1009, ENOMEM. While a stream
+    // waits for room, it does not read (backpressure). A message past its
+    // first 64 KiB never takes the budget's reserve (its last quarter),
+    // which stays for requests and small messages: one that would is refused
+    // at once (1009, ENOMEM).
+    MemoryBudget* memory_budget = nullptr;
 };
 
 class IWebSocketStream : public Object {
@@ -97,7 +126,14 @@ public:
     // or the connection failed before), ECONNRESET (the peer closed without a
     // Close), EPROTO / EILSEQ / EMSGSIZE (the peer broke the protocol, sent
     // text that is not UTF-8, or a message above max_message_size: answered
-    // with Close 1002 / 1007 / 1009 and the connection closed), the stream's.
+    // with Close 1002 / 1007 / 1009 and the connection closed), ETIME (the
+    // peer was idle for idle_timeout, or a message missed message_timeout:
+    // Close 1001 / 1008 sent, the connection closed), ECONNABORTED (a ping
+    // flood: Close 1008), ENOMEM (no room in the memory budget for the
+    // message: Close 1009), ECANCELED (the HTTPServer stopped and the peer
+    // did not answer our Close 1001 within a second), the stream's. When
+    // the server stops, a receive sends Close 1001 and returns what the peer
+    // sends until its Close, then that Close.
     virtual ssize_t recv_frame(void* buf, size_t size, WebSocketOpcode* opcode = nullptr,
                                uint64_t timeout = -1) = 0;
     // As above into iov, which is extended (with its allocator) when its
