@@ -1,470 +1,62 @@
 #include "server_connection.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstring>
-#include <deque>
-#include <map>
-#include <string>
-
-#include <photon/common/alog.h>
-#include <photon/common/memory_budget.h>
-#include <photon/net/socket.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
+#include "connection.h"
 #include "request_check.h"
 
 namespace photon {
 namespace net {
 namespace http2 {
-namespace {
 
-constexpr size_t kReadChunk = 64 * 1024;
-constexpr size_t kClosedMemory = 4096;     // closed stream ids remembered (for STREAM_CLOSED)
-constexpr uint64_t kStopPoll = 50 * 1000;  // how often a stopping reader looks for the end
-
-uint64_t now_us() {
-    using namespace std::chrono;
-    return (uint64_t)duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
-
-struct StreamImpl;
-
-struct ServerConnection::Impl {
-    ISocketStream* sock;
-    ConnectionOptions opt;
-    StreamHandler handler;
-    HpackDecoder dec;
-    HpackEncoder enc;
-    MemoryBudget::Account account;  // holds the connection window granted past 65,535
-
-    std::string rbuf;  // read ahead; frames parsed from rpos
-    size_t rpos = 0;
-
-    uint32_t peer_max_frame = kDefaultMaxFrameSize;
-    uint32_t peer_initial_window = kDefaultWindow;
-    int64_t send_window = kDefaultWindow;  // the connection's
-    int64_t recv_window = kDefaultWindow;  // what the peer may still send
-    size_t recv_consumed = 0;              // read by handlers since our last WINDOW_UPDATE
-    size_t granted = kDefaultWindow;       // the connection window we keep giving
-
-    std::map<uint32_t, StreamImpl*> streams;  // not yet closed
-    std::deque<StreamImpl*> reaped;           // closed, to delete at the reader's next turn
-    std::map<uint32_t, bool> closed;          // recent closed ids -> reset (not ended cleanly)
-    uint32_t last_stream = 0;
-
-    uint32_t continuing = 0;  // a HEADERS run waiting for its CONTINUATION
-    uint8_t block_flags = 0;
-    bool discard_block = false;  // its stream was refused: decode it only to keep HPACK in step
-    std::string block;
-
-    mutex wlock;
-    condition_variable windows;  // send windows grew, or the connection ended
-    condition_variable idle;     // no handler runs
-    int handlers = 0;
-
-    bool got_settings = false, settings_acked = false;
-    uint64_t settings_sent_us = 0;
-    bool goaway_sent = false, stopping = false, peer_goaway = false, dead = false;
-    uint64_t last_frame_us = 0;
-    uint64_t meter_start = 0;
-    uint32_t resets = 0, controls = 0;
-
-    Impl(ISocketStream* s, const ConnectionOptions& o, StreamHandler h)
-        : sock(s),
-          opt(o),
-          handler(std::move(h)),
-          dec(o.header_table_size),
-          account(o.budget ? o.budget : MemoryBudget::process()) {
-        dec.set_max_header_list_size(o.max_header_list_size);
-    }
-
-    int run(std::string_view pre);
-    int send_settings();
-    int read_preface();
-    int next_frame();
-    bool dispatch(const FrameHeader& h);
-    int fill(size_t n, Timeout deadline);
-    int send(const std::string& bytes);
-    int sendv(const struct iovec* iov, int n);
-    void goaway(ErrorCode code, const char* why);
-    void rst(uint32_t id, ErrorCode code);
-    bool over_limit(uint32_t* counter, uint32_t limit);
-    Timeout next_deadline() const;
-    bool on_timeout();  // the reader's wait expired: go on?
-    bool refused_headers(const Frame& f, const FrameError& err);
-    bool handle(const Frame& f);  // false: the connection ends
-    bool on_headers(const Frame& f);
-    bool on_block(uint32_t id, uint8_t flags, std::string_view block);
-    bool open_stream(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields, bool too_large);
-    bool on_data(const Frame& f);
-    bool on_settings(const Frame& f);
-    bool on_window_update(const Frame& f);
-    bool on_rst(const Frame& f);
-    void consumed(StreamImpl* s, size_t n);
-    void close_stream(StreamImpl* s, bool reset);
-    void end_all();
-    void reap();
-    StreamImpl* find(uint32_t id) {
-        auto it = streams.find(id);
-        return it == streams.end() ? nullptr : it->second;
-    }
-};
-
-struct StreamImpl final : Stream {
-    ServerConnection::Impl* c;
-    uint32_t id_;
+struct StreamImpl final : StreamCore, Stream {
     std::vector<HeaderField> req, trl;
-    std::deque<std::string> in;
-    size_t in_off = 0, buffered = 0;
-    int64_t send_window, recv_window;
-    size_t unacked = 0;  // read since our last WINDOW_UPDATE of the stream
-    int64_t content_length = -1;
-    uint64_t received = 0;
-    bool end_remote = false, end_local = false, head_sent = false, reset_ = false;
-    bool handler_done = false, is_closed = false;
-    condition_variable readable;
+    bool handler_done = false;
 
-    StreamImpl(ServerConnection::Impl* conn, uint32_t id)
-        : c(conn),
-          id_(id),
-          send_window(conn->peer_initial_window),
-          recv_window(conn->opt.initial_window_size) {}
-
+    using StreamCore::StreamCore;
     uint32_t id() const override { return id_; }
     const std::vector<HeaderField>& request() const override { return req; }
     const std::vector<HeaderField>& trailers() const override { return trl; }
-    bool gone() const { return reset_ || c->dead; }
-
     ssize_t read(void* buf, size_t n, uint64_t timeout) override {
-        Timeout t(timeout);
-        while (buffered == 0 && !end_remote && !gone())
-            if (readable.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
-        if (buffered == 0) {
-            if (gone()) return errno = ECONNRESET, -1;
-            return 0;
-        }
-        size_t done = 0;
-        while (done < n && !in.empty()) {
-            auto& front = in.front();
-            size_t k = std::min(n - done, front.size() - in_off);
-            memcpy((char*)buf + done, front.data() + in_off, k);
-            done += k;
-            in_off += k;
-            if (in_off == front.size()) {
-                in.pop_front();
-                in_off = 0;
-            }
-        }
-        buffered -= done;
-        c->consumed(this, done);
-        return (ssize_t)done;
+        return read_body(buf, n, timeout);
     }
-
-    int send_head(const std::vector<HeaderField>& fields, bool end_stream) {
-        if (gone()) return errno = ECONNRESET, -1;
-        if (end_local) return errno = EPIPE, -1;
-        std::string block, out;
-        SCOPED_LOCK(c->wlock);  // HPACK state follows the order on the wire
-        c->enc.begin_block(&block);
-        for (auto& f : fields)
-            if (!connection_specific(f.name)) c->enc.add(f.name, f.value, &block, f.never_index);
-        write_headers(id_, block, end_stream, c->peer_max_frame, &out);
-        if (end_stream) end_local = true;
-        head_sent = true;
-        if (c->dead) return errno = ECONNRESET, -1;
-        c->sock->timeout(c->opt.idle_timeout);
-        if (c->sock->write(out.data(), out.size()) != (ssize_t)out.size()) {
-            c->dead = true;
-            return errno = ECONNRESET, -1;
-        }
-        return 0;
-    }
-
     int respond(const std::vector<HeaderField>& fields, bool end_stream) override {
         if (head_sent) return errno = EALREADY, -1;
         if (fields.empty() || fields[0].name != ":status") return errno = EINVAL, -1;
         return send_head(fields, end_stream);
     }
-
     ssize_t write(const void* buf, size_t n, uint64_t timeout) override {
         if (!head_sent && respond({{":status", "200"}}, false) < 0) return -1;
-        Timeout t(timeout);
-        size_t done = 0;
-        while (done < n) {
-            while (!gone() && !end_local && (send_window <= 0 || c->send_window <= 0))
-                if (c->windows.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
-            if (gone()) return errno = ECONNRESET, -1;
-            if (end_local) return errno = EPIPE, -1;
-            size_t k = std::min<int64_t>(
-                {(int64_t)(n - done), send_window, c->send_window, (int64_t)c->peer_max_frame});
-            std::string head;
-            write_data_header(id_, k, false, &head);
-            struct iovec iov[2] = {{&head[0], head.size()}, {(char*)buf + done, k}};
-            send_window -= k;
-            c->send_window -= k;
-            if (c->sendv(iov, 2) < 0) return -1;
-            done += k;
-        }
-        return (ssize_t)n;
+        return write_body(buf, n, timeout);
     }
-
     int finish(const std::vector<HeaderField>* trailers) override {
         if (!head_sent) return respond({{":status", "200"}}, true);
-        if (end_local) return 0;
-        if (trailers && !trailers->empty()) return send_head(*trailers, true);
-        if (gone()) return errno = ECONNRESET, -1;
-        std::string out;
-        write_data_header(id_, 0, true, &out);
-        end_local = true;
-        return c->send(out);
+        return end_body(trailers);
     }
-
-    void reset(ErrorCode code) override {
-        if (reset_ || c->dead) return;
-        reset_ = true;
-        c->rst(id_, code);
-        c->close_stream(this, true);
-    }
+    void reset(ErrorCode code) override { reset_stream(code); }
 };
 
-// ---- the connection ---------------------------------------------------------
+struct ServerConnection::Impl final : Connection {
+    StreamHandler handler;
+    condition_variable idle;  // no handler runs
+    int handlers = 0;
 
-int ServerConnection::Impl::fill(size_t n, Timeout deadline) {
-    if (rpos > 0 && rpos + n > rbuf.size() && rpos >= rbuf.size() / 2) {
-        rbuf.erase(0, rpos);
-        rpos = 0;
+    Impl(ISocketStream* s, const ConnectionOptions& o, StreamHandler h)
+        : Connection(s, o, true), handler(std::move(h)) {}
+
+    int run(std::string_view pre);
+    int read_preface();
+    bool open_stream(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields, bool too_large);
+
+    bool on_new_block(uint32_t id, uint8_t fl, std::vector<HeaderField>&& fields,
+                      bool too_large) override {
+        return open_stream(id, fl, std::move(fields), too_large);
     }
-    while (rbuf.size() - rpos < n) {
-        size_t have = rbuf.size();
-        size_t want = std::max(kReadChunk, n - (have - rpos));
-        rbuf.resize(have + want);
-        uint64_t t = deadline.timeout();
-        if (t == 0) {
-            rbuf.resize(have);
-            return errno = ETIMEDOUT, -1;
-        }
-        sock->timeout(t);
-        ssize_t r = sock->recv(&rbuf[have], want);
-        rbuf.resize(have + (r > 0 ? r : 0));
-        if (r == 0) return errno = ECONNRESET, -1;
-        if (r < 0) return -1;
-    }
-    return 0;
-}
-
-int ServerConnection::Impl::send(const std::string& bytes) {
-    struct iovec iov = {(void*)bytes.data(), bytes.size()};
-    return sendv(&iov, 1);
-}
-
-int ServerConnection::Impl::sendv(const struct iovec* iov, int n) {
-    SCOPED_LOCK(wlock);
-    if (dead) return errno = ECONNRESET, -1;
-    size_t total = 0;
-    for (int i = 0; i < n; i++) total += iov[i].iov_len;
-    sock->timeout(opt.idle_timeout);
-    if (sock->writev(iov, n) != (ssize_t)total) {
-        dead = true;
-        return errno = ECONNRESET, -1;
-    }
-    return 0;
-}
-
-void ServerConnection::Impl::goaway(ErrorCode code, const char* why) {
-    if (goaway_sent && code == ErrorCode::NO_ERROR) return;
-    if (code != ErrorCode::NO_ERROR)
-        LOG_EVERY_T(10, LOG_WARN("http2: closing a connection: `", why));
-    std::string out;
-    write_goaway(last_stream, code, code == ErrorCode::NO_ERROR ? "" : why, &out);
-    goaway_sent = true;
-    send(out);
-}
-
-void ServerConnection::Impl::rst(uint32_t id, ErrorCode code) {
-    std::string out;
-    write_rst_stream(id, code, &out);
-    send(out);
-}
-
-// Counts an event of a kind the peer may not flood; true past the limit.
-bool ServerConnection::Impl::over_limit(uint32_t* counter, uint32_t limit) {
-    uint64_t now = now_us();
-    if (now - meter_start >= 1000 * 1000) {
-        meter_start = now;
-        resets = controls = 0;
-    }
-    return ++*counter > limit;
-}
-
-Timeout ServerConnection::Impl::next_deadline() const {
-    uint64_t quiet = now_us() - last_frame_us;
-    uint64_t t = quiet >= opt.idle_timeout ? 0 : opt.idle_timeout - quiet;
-    if (stopping || peer_goaway) t = std::min(t, kStopPoll);
-    if (!settings_acked && settings_sent_us) {
-        uint64_t gone = now_us() - settings_sent_us;
-        uint64_t left = gone >= opt.settings_timeout ? 0 : opt.settings_timeout - gone;
-        t = std::min(t, left);
-    }
-    return Timeout(t);
-}
-
-bool ServerConnection::Impl::on_timeout() {
-    uint64_t now = now_us();
-    if (!settings_acked && now - settings_sent_us >= opt.settings_timeout) {
-        goaway(ErrorCode::SETTINGS_TIMEOUT, "SETTINGS not acknowledged");
-        return false;
-    }
-    if (now - last_frame_us >= opt.idle_timeout) {
-        goaway(ErrorCode::NO_ERROR, "idle");
-        return false;
-    }
-    return true;  // a stop poll: the loop looks whether the streams are done
-}
-
-// A HEADERS frame refused as a stream error (a stream depending on itself):
-// its block is still decoded, so that both HPACK tables stay in step.
-bool ServerConnection::Impl::refused_headers(const Frame& f, const FrameError& err) {
-    uint32_t id = f.h.stream;
-    if (auto s = find(id)) {
-        s->reset(err.code);
-    } else {
-        if (id % 2 == 0 || id <= last_stream)
-            return goaway(ErrorCode::PROTOCOL_ERROR, "a bad stream id"), false;
-        last_stream = id;
-        closed[id] = true;
-        rst(id, err.code);
-    }
-    discard_block = true;
-    block.assign(f.data.data(), f.data.size());
-    if (!(f.h.flags & flags::END_HEADERS)) {
-        continuing = id;
-        return true;
-    }
-    return on_block(id, f.h.flags, block);
-}
-
-void ServerConnection::Impl::consumed(StreamImpl* s, size_t n) {
-    if (n == 0 || dead) return;
-    std::string out;
-    s->unacked += n;
-    if (!s->end_remote && s->unacked >= opt.initial_window_size / 2) {
-        write_window_update(s->id_, (uint32_t)s->unacked, &out);
-        s->recv_window += s->unacked;
-        s->unacked = 0;
-    }
-    recv_consumed += n;
-    if (recv_consumed >= granted / 2) {
-        write_window_update(0, (uint32_t)recv_consumed, &out);
-        recv_window += recv_consumed;
-        recv_consumed = 0;
-    }
-    if (!out.empty()) send(out);
-}
-
-void ServerConnection::Impl::close_stream(StreamImpl* s, bool reset) {
-    if (s->is_closed) return;
-    s->is_closed = true;
-    streams.erase(s->id_);
-    closed[s->id_] = reset;
-    if (closed.size() > kClosedMemory) closed.erase(closed.begin());
-    // Bytes never read still count against the connection window: give them back.
-    size_t unread = s->buffered;
-    s->buffered = 0;
-    s->in.clear();
-    if (unread) recv_consumed += unread;
-    s->readable.notify_all();
-    windows.notify_all();
-}
-
-void ServerConnection::Impl::end_all() {
-    dead = true;
-    for (auto& kv : streams) kv.second->readable.notify_all();
-    windows.notify_all();
-}
-
-void ServerConnection::Impl::reap() {
-    while (!reaped.empty()) {
-        delete reaped.front();
-        reaped.pop_front();
-    }
-}
-
-bool ServerConnection::Impl::handle(const Frame& f) {
-    const auto& h = f.h;
-    if (continuing && !(f.type() == FrameType::CONTINUATION && h.stream == continuing))
-        return goaway(ErrorCode::PROTOCOL_ERROR, "a frame inside a header block"), false;
-    switch (f.type()) {
-        case FrameType::HEADERS:
-            return on_headers(f);
-        case FrameType::CONTINUATION:
-            if (!continuing) return goaway(ErrorCode::PROTOCOL_ERROR, "CONTINUATION alone"), false;
-            block.append(f.data);
-            if (block.size() > opt.max_header_list_size * 2 + 4096)
-                return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a header block too large"), false;
-            if (h.flags & flags::END_HEADERS) {
-                uint32_t id = continuing;
-                continuing = 0;
-                return on_block(id, block_flags, block);
-            }
-            return true;
-        case FrameType::DATA:
-            return on_data(f);
-        case FrameType::SETTINGS:
-            return on_settings(f);
-        case FrameType::WINDOW_UPDATE:
-            return on_window_update(f);
-        case FrameType::RST_STREAM:
-            return on_rst(f);
-        case FrameType::PING:
-            if (over_limit(&controls, opt.max_control_per_second))
-                return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a PING flood"), false;
-            if (!(h.flags & flags::ACK)) {
-                std::string out;
-                write_ping((const uint8_t*)f.data.data(), true, &out);
-                send(out);
-            }
-            return true;
-        case FrameType::PRIORITY:
-            if (over_limit(&controls, opt.max_control_per_second))
-                return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a PRIORITY flood"), false;
-            return true;
-        case FrameType::GOAWAY:
-            peer_goaway = true;
-            return !streams.empty();
-        case FrameType::PUSH_PROMISE:
-            return goaway(ErrorCode::PROTOCOL_ERROR, "PUSH_PROMISE from a client"), false;
-        default:
-            return true;  // unknown types are ignored
-    }
-}
-
-bool ServerConnection::Impl::on_headers(const Frame& f) {
-    uint32_t id = f.h.stream;
-    if (id % 2 == 0) return goaway(ErrorCode::PROTOCOL_ERROR, "an even stream id"), false;
-    if (!(f.h.flags & flags::END_HEADERS)) {
-        continuing = id;
-        block_flags = f.h.flags;
-        block.assign(f.data.data(), f.data.size());
-        return true;
-    }
-    return on_block(id, f.h.flags, f.data);
-}
-
-bool ServerConnection::Impl::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
-    std::vector<HeaderField> fields;
-    int r = dec.decode((const uint8_t*)blk.data(), blk.size(), &fields);
-    if (r == HpackDecoder::kCompressionError)
-        return goaway(ErrorCode::COMPRESSION_ERROR, dec.error()), false;
-    bool too_large = r == HpackDecoder::kListTooLarge;
-    if (discard_block) {
-        discard_block = false;
-        return true;
-    }
-    if (auto s = find(id)) {  // trailers
+    // Trailers: they end the request.
+    bool on_stream_block(StreamCore* core, uint8_t fl, std::vector<HeaderField>&& fields,
+                         bool too_large) override {
+        auto s = static_cast<StreamImpl*>(core);
         if (s->end_remote) return s->reset(ErrorCode::STREAM_CLOSED), true;
         if (!(fl & flags::END_STREAM) || too_large || !valid_trailers(fields)) {
             s->reset(ErrorCode::PROTOCOL_ERROR);
@@ -477,15 +69,8 @@ bool ServerConnection::Impl::on_block(uint32_t id, uint8_t fl, std::string_view 
         s->readable.notify_all();
         return true;
     }
-    if (id <= last_stream) {
-        auto it = closed.find(id);
-        if (it != closed.end() && it->second) return rst(id, ErrorCode::STREAM_CLOSED), true;
-        return goaway(it != closed.end() ? ErrorCode::STREAM_CLOSED : ErrorCode::PROTOCOL_ERROR,
-                      "HEADERS on a closed stream"),
-               false;
-    }
-    return open_stream(id, fl, std::move(fields), too_large);
-}
+    bool is_idle(uint32_t id) const override { return id > last_stream; }
+};
 
 bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<HeaderField>&& fields,
                                          bool too_large) {
@@ -536,157 +121,6 @@ bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<He
     return true;
 }
 
-bool ServerConnection::Impl::on_data(const Frame& f) {
-    uint32_t id = f.h.stream;
-    size_t len = f.h.length;  // padding counts against the windows too
-    if ((int64_t)len > recv_window)
-        return goaway(ErrorCode::FLOW_CONTROL_ERROR, "DATA past the connection window"), false;
-    recv_window -= len;
-    if (len == 0 && !(f.h.flags & flags::END_STREAM) &&
-        over_limit(&controls, opt.max_control_per_second))
-        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a flood of empty DATA frames"), false;
-    auto s = find(id);
-    if (!s || s->end_remote) {
-        recv_consumed += len;  // nobody will read them
-        if (!s && id > last_stream)
-            return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an idle stream"), false;
-        if (!s && !closed.count(id))
-            return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an unknown stream"), false;
-        if (!s && !closed[id])
-            return goaway(ErrorCode::STREAM_CLOSED, "DATA on a closed stream"), false;
-        if (s)
-            s->reset(ErrorCode::STREAM_CLOSED);
-        else
-            rst(id, ErrorCode::STREAM_CLOSED);
-        return true;
-    }
-    if ((int64_t)len > s->recv_window) {
-        recv_consumed += len;
-        s->reset(ErrorCode::FLOW_CONTROL_ERROR);
-        return true;
-    }
-    s->recv_window -= len;
-    recv_consumed += len - f.data.size();  // the padding is not for the handler
-    s->received += f.data.size();
-    if (s->content_length >= 0 && s->received > (uint64_t)s->content_length) {
-        s->reset(ErrorCode::PROTOCOL_ERROR);
-        return true;
-    }
-    if (!f.data.empty()) {
-        s->in.emplace_back(f.data);
-        s->buffered += f.data.size();
-    }
-    if (f.h.flags & flags::END_STREAM) {
-        s->end_remote = true;
-        if (s->content_length >= 0 && s->received != (uint64_t)s->content_length) {
-            s->reset(ErrorCode::PROTOCOL_ERROR);
-            return true;
-        }
-    }
-    s->readable.notify_all();
-    return true;
-}
-
-bool ServerConnection::Impl::on_settings(const Frame& f) {
-    if (f.h.flags & flags::ACK) {
-        settings_acked = true;
-        return true;
-    }
-    if (got_settings && over_limit(&controls, opt.max_control_per_second))
-        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a SETTINGS flood"), false;
-    FrameError err;
-    bool ok = true;
-    bool parsed = parse_settings(
-        f.data,
-        [&](uint16_t id, uint32_t v) {
-            switch ((SettingId)id) {
-                case SettingId::HEADER_TABLE_SIZE:
-                    enc.set_peer_max_table_size(v);
-                    break;
-                case SettingId::INITIAL_WINDOW_SIZE: {
-                    int64_t delta = (int64_t)v - peer_initial_window;
-                    peer_initial_window = v;
-                    for (auto& kv : streams) {
-                        kv.second->send_window += delta;
-                        if (kv.second->send_window > kMaxWindow) ok = false;
-                    }
-                    break;
-                }
-                case SettingId::MAX_FRAME_SIZE:
-                    peer_max_frame = v;
-                    break;
-                default:
-                    break;
-            }
-        },
-        &err);
-    if (!parsed) return goaway(err.code, err.why), false;
-    if (!ok) return goaway(ErrorCode::FLOW_CONTROL_ERROR, "a window past 2^31-1"), false;
-    got_settings = true;
-    std::string out;
-    write_settings_ack(&out);
-    send(out);
-    windows.notify_all();
-    return true;
-}
-
-bool ServerConnection::Impl::on_window_update(const Frame& f) {
-    uint32_t id = f.h.stream;
-    if (id == 0) {
-        send_window += f.increment;
-        if (send_window > kMaxWindow)
-            return goaway(ErrorCode::FLOW_CONTROL_ERROR, "the connection window past 2^31-1"),
-                   false;
-    } else if (auto s = find(id)) {
-        s->send_window += f.increment;
-        if (s->send_window > kMaxWindow) s->reset(ErrorCode::FLOW_CONTROL_ERROR);
-    } else if (id > last_stream) {
-        return goaway(ErrorCode::PROTOCOL_ERROR, "WINDOW_UPDATE on an idle stream"), false;
-    }
-    windows.notify_all();
-    return true;
-}
-
-bool ServerConnection::Impl::on_rst(const Frame& f) {
-    uint32_t id = f.h.stream;
-    if (id > last_stream)
-        return goaway(ErrorCode::PROTOCOL_ERROR, "RST_STREAM on an idle stream"), false;
-    auto s = find(id);
-    if (!s) return true;
-    if (!s->handler_done && over_limit(&resets, opt.max_resets_per_second))
-        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "streams reset too fast"), false;
-    s->reset_ = true;
-    close_stream(s, true);
-    return true;
-}
-
-int ServerConnection::Impl::send_settings() {
-    std::string out;
-    std::pair<SettingId, uint32_t> s[] = {
-        {SettingId::MAX_CONCURRENT_STREAMS, opt.max_concurrent_streams},
-        {SettingId::INITIAL_WINDOW_SIZE, opt.initial_window_size},
-        {SettingId::MAX_FRAME_SIZE, opt.max_frame_size},
-        {SettingId::MAX_HEADER_LIST_SIZE, opt.max_header_list_size},
-        {SettingId::HEADER_TABLE_SIZE, opt.header_table_size},
-        {SettingId::ENABLE_PUSH, 0}};
-    write_settings(s, sizeof(s) / sizeof(s[0]), &out);
-    // The bytes the peer may have in flight to us are bytes we may have to
-    // hold: a window past the protocol's initial one is granted only if the
-    // memory budget has room for it.
-    size_t extra =
-        opt.connection_window > kDefaultWindow ? opt.connection_window - kDefaultWindow : 0;
-    if (extra && account.try_acquire(extra) < 0) {
-        LOG_EVERY_T(10, LOG_WARN("http2: no room in the memory budget for a ` byte window; "
-                                 "the connection keeps 65535",
-                                 opt.connection_window));
-        extra = 0;
-    }
-    if (extra) write_window_update(0, (uint32_t)extra, &out);
-    recv_window = granted = kDefaultWindow + extra;
-    settings_sent_us = now_us();
-    return send(out);
-}
-
 int ServerConnection::Impl::read_preface() {
     if (fill(kClientPreface.size(), Timeout(opt.settings_timeout)) < 0) return -1;
     if (std::string_view(rbuf).substr(rpos, kClientPreface.size()) != kClientPreface) {
@@ -695,47 +129,6 @@ int ServerConnection::Impl::read_preface() {
     }
     rpos += kClientPreface.size();
     return 0;
-}
-
-// Checks and handles a frame whose bytes are at rpos: false to end.
-bool ServerConnection::Impl::dispatch(const FrameHeader& h) {
-    Frame f;
-    FrameError err;
-    bool ok = parse_frame(h, (const uint8_t*)&rbuf[rpos + kFrameHeaderSize], &f, &err);
-    if (!got_settings && (h.type != (uint8_t)FrameType::SETTINGS || (h.flags & flags::ACK)))
-        return goaway(ErrorCode::PROTOCOL_ERROR, "the first frame is not SETTINGS"), false;
-    if (!ok && err.connection) return goaway(err.code, err.why), false;
-    if (!ok && h.type == (uint8_t)FrameType::HEADERS) return refused_headers(f, err);
-    if (!ok) {
-        if (auto s = find(h.stream))
-            s->reset(err.code);
-        else
-            rst(h.stream, err.code);
-        return true;
-    }
-    return handle(f);
-}
-
-// Reads and handles the next frame: 1 to go on, 0 at a clean end, -1 on
-// an error end (errno).
-int ServerConnection::Impl::next_frame() {
-    reap();
-    if ((stopping || peer_goaway) && streams.empty()) return 0;
-    if (fill(kFrameHeaderSize, next_deadline()) < 0) {
-        if (errno == ETIMEDOUT && on_timeout()) return 1;
-        return errno == ECONNRESET || errno == ETIMEDOUT ? 0 : -1;
-    }
-    last_frame_us = now_us();
-    auto h = read_frame_header((const uint8_t*)&rbuf[rpos]);
-    if (h.length > opt.max_frame_size) {
-        goaway(ErrorCode::FRAME_SIZE_ERROR, "a frame above SETTINGS_MAX_FRAME_SIZE");
-        return errno = EPROTO, -1;
-    }
-    if (fill(kFrameHeaderSize + h.length, Timeout(opt.idle_timeout)) < 0) return -1;
-    bool go_on = dispatch(h);
-    rpos += kFrameHeaderSize + h.length;
-    if (go_on) return 1;
-    return goaway_sent && !peer_goaway ? (errno = EPROTO, -1) : 0;
 }
 
 int ServerConnection::Impl::run(std::string_view pre) {

@@ -17,30 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "connection_options.h"
 #include "frame.h"
 #include "hpack.h"
 
 namespace photon {
-class MemoryBudget;
 namespace net {
 class ISocketStream;
 namespace http2 {
-
-struct ConnectionOptions {
-    uint32_t max_concurrent_streams = 128;           // more at once are refused (REFUSED_STREAM)
-    uint32_t initial_window_size = 1 << 20;          // each stream's receive window
-    uint32_t connection_window = 16 << 20;           // the connection's receive window
-    uint32_t max_frame_size = kDefaultMaxFrameSize;  // the largest frame accepted
-    uint32_t max_header_list_size = 64 << 10;        // larger requests: 431 (RST if unanswerable)
-    uint32_t header_table_size = 4096;               // the decoder's dynamic table
-    uint64_t idle_timeout = 60'000'000;              // no frame and no stream for this long: GOAWAY
-    uint64_t settings_timeout = 10'000'000;          // for the peer's ACK of our SETTINGS
-    uint32_t max_resets_per_second = 200;    // streams the peer resets: then ENHANCE_YOUR_CALM
-    uint32_t max_control_per_second = 1000;  // PING, SETTINGS, PRIORITY, empty frames: likewise
-    // The connection window is taken from it (nullptr: MemoryBudget::process());
-    // without room, the connection keeps the protocol's 65,535 bytes.
-    MemoryBudget* budget = nullptr;
-};
 
 // One request stream, as its handler sees it. Calls block the handler's
 // coroutine only; -1 with errno ECONNRESET once the stream was reset or the

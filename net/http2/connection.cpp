@@ -1,0 +1,587 @@
+#include "connection.h"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <photon/common/alog.h>
+#include <photon/net/socket.h>
+
+#include "request_check.h"
+
+namespace photon {
+namespace net {
+namespace http2 {
+namespace {
+
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kClosedMemory = 4096;     // closed stream ids remembered (for STREAM_CLOSED)
+constexpr uint64_t kStopPoll = 50 * 1000;  // how often a stopping reader looks for the end
+
+}  // namespace
+
+uint64_t now_us() {
+    using namespace std::chrono;
+    return (uint64_t)duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+// ---- a stream ---------------------------------------------------------------
+
+StreamCore::StreamCore(Connection* conn, uint32_t id)
+    : c(conn),
+      id_(id),
+      send_window(conn->peer_initial_window),
+      recv_window(conn->opt.initial_window_size) {}
+
+bool StreamCore::gone() const { return reset_ || c->dead; }
+
+ssize_t StreamCore::read_body(void* buf, size_t n, uint64_t timeout) {
+    Timeout t(timeout);
+    while (buffered == 0 && !end_remote && !gone())
+        if (readable.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
+    if (buffered == 0) {
+        if (gone()) return errno = ECONNRESET, -1;
+        return 0;
+    }
+    size_t done = 0;
+    while (done < n && !in.empty()) {
+        auto& front = in.front();
+        size_t k = std::min(n - done, front.size() - in_off);
+        memcpy((char*)buf + done, front.data() + in_off, k);
+        done += k;
+        in_off += k;
+        if (in_off == front.size()) {
+            in.pop_front();
+            in_off = 0;
+        }
+    }
+    buffered -= done;
+    c->consumed(this, done);
+    return (ssize_t)done;
+}
+
+int StreamCore::send_head(const std::vector<HeaderField>& fields, bool end_stream) {
+    if (gone()) return errno = ECONNRESET, -1;
+    if (end_local) return errno = EPIPE, -1;
+    std::string block, out;
+    SCOPED_LOCK(c->wlock);  // HPACK state follows the order on the wire
+    c->enc.begin_block(&block);
+    for (auto& f : fields)
+        if (!connection_specific(f.name)) c->enc.add(f.name, f.value, &block, f.never_index);
+    write_headers(id_, block, end_stream, c->peer_max_frame, &out);
+    if (end_stream) end_local = true;
+    head_sent = true;
+    if (c->dead) return errno = ECONNRESET, -1;
+    c->sock->timeout(c->opt.idle_timeout);
+    if (c->sock->write(out.data(), out.size()) != (ssize_t)out.size()) {
+        c->dead = true;
+        return errno = ECONNRESET, -1;
+    }
+    return 0;
+}
+
+ssize_t StreamCore::write_body(const void* buf, size_t n, uint64_t timeout) {
+    Timeout t(timeout);
+    size_t done = 0;
+    while (done < n) {
+        while (!gone() && !end_local && (send_window <= 0 || c->send_window <= 0))
+            if (c->windows.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
+        if (gone()) return errno = ECONNRESET, -1;
+        if (end_local) return errno = EPIPE, -1;
+        size_t k = std::min<int64_t>(
+            {(int64_t)(n - done), send_window, c->send_window, (int64_t)c->peer_max_frame});
+        std::string head;
+        write_data_header(id_, k, false, &head);
+        struct iovec iov[2] = {{&head[0], head.size()}, {(char*)buf + done, k}};
+        send_window -= k;
+        c->send_window -= k;
+        if (c->sendv(iov, 2) < 0) return -1;
+        done += k;
+    }
+    return (ssize_t)n;
+}
+
+int StreamCore::end_body(const std::vector<HeaderField>* trailers) {
+    if (end_local) return 0;
+    if (trailers && !trailers->empty()) return send_head(*trailers, true);
+    if (gone()) return errno = ECONNRESET, -1;
+    std::string out;
+    write_data_header(id_, 0, true, &out);
+    end_local = true;
+    return c->send(out);
+}
+
+void StreamCore::reset_stream(ErrorCode code) {
+    if (reset_ || c->dead) return;
+    reset_ = true;
+    c->rst(id_, code);
+    c->close_stream(this, true);
+}
+
+// ---- the connection ---------------------------------------------------------
+
+Connection::Connection(ISocketStream* s, const ConnectionOptions& o, bool is_server)
+    : sock(s),
+      opt(o),
+      server(is_server),
+      dec(o.header_table_size),
+      account(o.budget ? o.budget : MemoryBudget::process()) {
+    dec.set_max_header_list_size(o.max_header_list_size);
+}
+
+int Connection::fill(size_t n, Timeout deadline) {
+    if (rpos > 0 && rpos + n > rbuf.size() && rpos >= rbuf.size() / 2) {
+        rbuf.erase(0, rpos);
+        rpos = 0;
+    }
+    while (rbuf.size() - rpos < n) {
+        size_t have = rbuf.size();
+        size_t want = std::max(kReadChunk, n - (have - rpos));
+        rbuf.resize(have + want);
+        uint64_t t = deadline.timeout();
+        if (t == 0) {
+            rbuf.resize(have);
+            return errno = ETIMEDOUT, -1;
+        }
+        sock->timeout(t);
+        ssize_t r = sock->recv(&rbuf[have], want);
+        rbuf.resize(have + (r > 0 ? r : 0));
+        if (r == 0) return errno = ECONNRESET, -1;
+        if (r < 0) return -1;
+    }
+    return 0;
+}
+
+int Connection::send(const std::string& bytes) {
+    struct iovec iov = {(void*)bytes.data(), bytes.size()};
+    return sendv(&iov, 1);
+}
+
+int Connection::sendv(const struct iovec* iov, int n) {
+    SCOPED_LOCK(wlock);
+    if (dead) return errno = ECONNRESET, -1;
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += iov[i].iov_len;
+    sock->timeout(opt.idle_timeout);
+    if (sock->writev(iov, n) != (ssize_t)total) {
+        dead = true;
+        return errno = ECONNRESET, -1;
+    }
+    return 0;
+}
+
+void Connection::goaway(ErrorCode code, const char* why) {
+    if (goaway_sent && code == ErrorCode::NO_ERROR) return;
+    if (code != ErrorCode::NO_ERROR)
+        LOG_EVERY_T(10, LOG_WARN("http2: closing a connection: `", why));
+    std::string out;
+    write_goaway(last_stream, code, code == ErrorCode::NO_ERROR ? "" : why, &out);
+    goaway_sent = true;
+    send(out);
+}
+
+void Connection::rst(uint32_t id, ErrorCode code) {
+    std::string out;
+    write_rst_stream(id, code, &out);
+    send(out);
+}
+
+// Counts an event of a kind the peer may not flood; true past the limit.
+bool Connection::over_limit(uint32_t* counter, uint32_t limit) {
+    uint64_t now = now_us();
+    if (now - meter_start >= 1000 * 1000) {
+        meter_start = now;
+        resets = controls = 0;
+    }
+    return ++*counter > limit;
+}
+
+Timeout Connection::next_deadline() const {
+    uint64_t quiet = now_us() - last_frame_us;
+    uint64_t t = quiet >= opt.idle_timeout ? 0 : opt.idle_timeout - quiet;
+    if (winding_down()) t = std::min(t, kStopPoll);
+    if (!settings_acked && settings_sent_us) {
+        uint64_t gone = now_us() - settings_sent_us;
+        uint64_t left = gone >= opt.settings_timeout ? 0 : opt.settings_timeout - gone;
+        t = std::min(t, left);
+    }
+    return Timeout(t);
+}
+
+bool Connection::on_timeout() {
+    uint64_t now = now_us();
+    if (!settings_acked && now - settings_sent_us >= opt.settings_timeout) {
+        goaway(ErrorCode::SETTINGS_TIMEOUT, "SETTINGS not acknowledged");
+        return false;
+    }
+    if (now - last_frame_us >= opt.idle_timeout) {
+        goaway(ErrorCode::NO_ERROR, "idle");
+        return false;
+    }
+    return true;  // a stop poll: the loop looks whether the streams are done
+}
+
+// A HEADERS frame refused as a stream error (a stream depending on itself):
+// its block is still decoded, so that both HPACK tables stay in step.
+bool Connection::refused_headers(const Frame& f, const FrameError& err) {
+    uint32_t id = f.h.stream;
+    if (auto s = find(id)) {
+        s->reset_stream(err.code);
+    } else {
+        if (!server || id % 2 == 0 || !is_idle(id))
+            return goaway(ErrorCode::PROTOCOL_ERROR, "a bad stream id"), false;
+        last_stream = id;
+        closed[id] = true;
+        rst(id, err.code);
+    }
+    discard_block = true;
+    block.assign(f.data.data(), f.data.size());
+    if (!(f.h.flags & flags::END_HEADERS)) {
+        continuing = id;
+        return true;
+    }
+    return on_block(id, f.h.flags, block);
+}
+
+void Connection::consumed(StreamCore* s, size_t n) {
+    if (n == 0 || dead) return;
+    std::string out;
+    s->unacked += n;
+    if (!s->end_remote && s->unacked >= opt.initial_window_size / 2) {
+        write_window_update(s->id_, (uint32_t)s->unacked, &out);
+        s->recv_window += s->unacked;
+        s->unacked = 0;
+    }
+    recv_consumed += n;
+    if (recv_consumed >= granted / 2) {
+        write_window_update(0, (uint32_t)recv_consumed, &out);
+        recv_window += recv_consumed;
+        recv_consumed = 0;
+    }
+    if (!out.empty()) send(out);
+}
+
+void Connection::close_stream(StreamCore* s, bool reset) {
+    if (s->is_closed) return;
+    s->is_closed = true;
+    streams.erase(s->id_);
+    closed[s->id_] = reset;
+    if (closed.size() > kClosedMemory) closed.erase(closed.begin());
+    // Bytes never read still count against the connection window: give them back.
+    size_t unread = s->buffered;
+    s->buffered = 0;
+    s->in.clear();
+    if (unread) recv_consumed += unread;
+    s->readable.notify_all();
+    windows.notify_all();
+}
+
+void Connection::end_all() {
+    dead = true;
+    for (auto& kv : streams) kv.second->readable.notify_all();
+    windows.notify_all();
+}
+
+void Connection::reap() {
+    while (!reaped.empty()) {
+        delete reaped.front();
+        reaped.pop_front();
+    }
+}
+
+bool Connection::handle(const Frame& f) {
+    const auto& h = f.h;
+    if (continuing && !(f.type() == FrameType::CONTINUATION && h.stream == continuing))
+        return goaway(ErrorCode::PROTOCOL_ERROR, "a frame inside a header block"), false;
+    switch (f.type()) {
+        case FrameType::HEADERS:
+            return on_headers(f);
+        case FrameType::CONTINUATION:
+            if (!continuing) return goaway(ErrorCode::PROTOCOL_ERROR, "CONTINUATION alone"), false;
+            block.append(f.data);
+            if (block.size() > opt.max_header_list_size * 2 + 4096)
+                return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a header block too large"), false;
+            if (h.flags & flags::END_HEADERS) {
+                uint32_t id = continuing;
+                continuing = 0;
+                return on_block(id, block_flags, block);
+            }
+            return true;
+        case FrameType::DATA:
+            return on_data(f);
+        case FrameType::SETTINGS:
+            return on_settings(f);
+        case FrameType::WINDOW_UPDATE:
+            return on_window_update(f);
+        case FrameType::RST_STREAM:
+            return on_rst(f);
+        case FrameType::PING:
+            if (over_limit(&controls, opt.max_control_per_second))
+                return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a PING flood"), false;
+            if (!(h.flags & flags::ACK)) {
+                std::string out;
+                write_ping((const uint8_t*)f.data.data(), true, &out);
+                send(out);
+            }
+            return true;
+        case FrameType::PRIORITY:
+            if (over_limit(&controls, opt.max_control_per_second))
+                return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a PRIORITY flood"), false;
+            return true;
+        case FrameType::GOAWAY:
+            return on_goaway(f);
+        case FrameType::PUSH_PROMISE:  // a server may not; a client of ours disabled push
+            return goaway(ErrorCode::PROTOCOL_ERROR, "PUSH_PROMISE"), false;
+        default:
+            return true;  // unknown types are ignored
+    }
+}
+
+bool Connection::on_headers(const Frame& f) {
+    uint32_t id = f.h.stream;
+    if (server && id % 2 == 0) return goaway(ErrorCode::PROTOCOL_ERROR, "an even stream id"), false;
+    if (!(f.h.flags & flags::END_HEADERS)) {
+        continuing = id;
+        block_flags = f.h.flags;
+        block.assign(f.data.data(), f.data.size());
+        return true;
+    }
+    return on_block(id, f.h.flags, f.data);
+}
+
+bool Connection::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
+    std::vector<HeaderField> fields;
+    int r = dec.decode((const uint8_t*)blk.data(), blk.size(), &fields);
+    if (r == HpackDecoder::kCompressionError)
+        return goaway(ErrorCode::COMPRESSION_ERROR, dec.error()), false;
+    bool too_large = r == HpackDecoder::kListTooLarge;
+    if (discard_block) {
+        discard_block = false;
+        return true;
+    }
+    if (auto s = find(id)) return on_stream_block(s, fl, std::move(fields), too_large);
+    auto it = closed.find(id);
+    if (it != closed.end() && it->second) return rst(id, ErrorCode::STREAM_CLOSED), true;
+    if (it != closed.end())
+        return goaway(ErrorCode::STREAM_CLOSED, "HEADERS on a closed stream"), false;
+    if (!is_idle(id)) return goaway(ErrorCode::PROTOCOL_ERROR, "HEADERS on a closed stream"), false;
+    return on_new_block(id, fl, std::move(fields), too_large);
+}
+
+bool Connection::on_data(const Frame& f) {
+    uint32_t id = f.h.stream;
+    size_t len = f.h.length;  // padding counts against the windows too
+    if ((int64_t)len > recv_window)
+        return goaway(ErrorCode::FLOW_CONTROL_ERROR, "DATA past the connection window"), false;
+    recv_window -= len;
+    if (len == 0 && !(f.h.flags & flags::END_STREAM) &&
+        over_limit(&controls, opt.max_control_per_second))
+        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a flood of empty DATA frames"), false;
+    auto s = find(id);
+    if (!s || s->end_remote) {
+        recv_consumed += len;  // nobody will read them
+        if (!s && is_idle(id))
+            return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an idle stream"), false;
+        if (!s && !closed.count(id))
+            return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an unknown stream"), false;
+        if (!s && !closed[id])
+            return goaway(ErrorCode::STREAM_CLOSED, "DATA on a closed stream"), false;
+        if (s)
+            s->reset_stream(ErrorCode::STREAM_CLOSED);
+        else
+            rst(id, ErrorCode::STREAM_CLOSED);
+        return true;
+    }
+    if ((int64_t)len > s->recv_window) {
+        recv_consumed += len;
+        s->reset_stream(ErrorCode::FLOW_CONTROL_ERROR);
+        return true;
+    }
+    s->recv_window -= len;
+    recv_consumed += len - f.data.size();  // the padding is not for the handler
+    s->received += f.data.size();
+    if (s->content_length >= 0 && s->received > (uint64_t)s->content_length) {
+        s->reset_stream(ErrorCode::PROTOCOL_ERROR);
+        return true;
+    }
+    if (!f.data.empty()) {
+        s->in.emplace_back(f.data);
+        s->buffered += f.data.size();
+    }
+    if (f.h.flags & flags::END_STREAM) {
+        s->end_remote = true;
+        if (s->content_length >= 0 && s->received != (uint64_t)s->content_length) {
+            s->reset_stream(ErrorCode::PROTOCOL_ERROR);
+            return true;
+        }
+    }
+    s->readable.notify_all();
+    return true;
+}
+
+bool Connection::on_settings(const Frame& f) {
+    if (f.h.flags & flags::ACK) {
+        settings_acked = true;
+        return true;
+    }
+    if (got_settings && over_limit(&controls, opt.max_control_per_second))
+        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a SETTINGS flood"), false;
+    FrameError err;
+    bool ok = true;
+    bool parsed = parse_settings(
+        f.data,
+        [&](uint16_t id, uint32_t v) {
+            switch ((SettingId)id) {
+                case SettingId::HEADER_TABLE_SIZE:
+                    enc.set_peer_max_table_size(v);
+                    break;
+                case SettingId::INITIAL_WINDOW_SIZE: {
+                    int64_t delta = (int64_t)v - peer_initial_window;
+                    peer_initial_window = v;
+                    for (auto& kv : streams) {
+                        kv.second->send_window += delta;
+                        if (kv.second->send_window > kMaxWindow) ok = false;
+                    }
+                    break;
+                }
+                case SettingId::MAX_FRAME_SIZE:
+                    peer_max_frame = v;
+                    break;
+                case SettingId::MAX_CONCURRENT_STREAMS:
+                    peer_max_streams = v;
+                    break;
+                default:
+                    break;
+            }
+        },
+        &err);
+    if (!parsed) return goaway(err.code, err.why), false;
+    if (!ok) return goaway(ErrorCode::FLOW_CONTROL_ERROR, "a window past 2^31-1"), false;
+    got_settings = true;
+    std::string out;
+    write_settings_ack(&out);
+    send(out);
+    windows.notify_all();
+    return true;
+}
+
+bool Connection::on_window_update(const Frame& f) {
+    uint32_t id = f.h.stream;
+    if (id == 0) {
+        send_window += f.increment;
+        if (send_window > kMaxWindow)
+            return goaway(ErrorCode::FLOW_CONTROL_ERROR, "the connection window past 2^31-1"),
+                   false;
+    } else if (auto s = find(id)) {
+        s->send_window += f.increment;
+        if (s->send_window > kMaxWindow) s->reset_stream(ErrorCode::FLOW_CONTROL_ERROR);
+    } else if (is_idle(id)) {
+        return goaway(ErrorCode::PROTOCOL_ERROR, "WINDOW_UPDATE on an idle stream"), false;
+    }
+    windows.notify_all();
+    return true;
+}
+
+bool Connection::on_rst(const Frame& f) {
+    uint32_t id = f.h.stream;
+    if (is_idle(id))
+        return goaway(ErrorCode::PROTOCOL_ERROR, "RST_STREAM on an idle stream"), false;
+    auto s = find(id);
+    if (!s) return true;
+    // A server's open streams are those whose handlers run (then they close).
+    if (server && over_limit(&resets, opt.max_resets_per_second))
+        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "streams reset too fast"), false;
+    s->reset_ = true;
+    close_stream(s, true);
+    return true;
+}
+
+int Connection::send_settings() {
+    std::string out;
+    std::pair<SettingId, uint32_t> s[] = {
+        {SettingId::INITIAL_WINDOW_SIZE, opt.initial_window_size},
+        {SettingId::MAX_FRAME_SIZE, opt.max_frame_size},
+        {SettingId::MAX_HEADER_LIST_SIZE, opt.max_header_list_size},
+        {SettingId::HEADER_TABLE_SIZE, opt.header_table_size},
+        {SettingId::ENABLE_PUSH, 0},
+        {SettingId::MAX_CONCURRENT_STREAMS, opt.max_concurrent_streams}};
+    // (A client's MAX_CONCURRENT_STREAMS would be about pushed streams: not sent.)
+    write_settings(s, sizeof(s) / sizeof(s[0]) - (server ? 0 : 1), &out);
+    // The bytes the peer may have in flight to us are bytes we may have to
+    // hold: a window past the protocol's initial one is granted only if the
+    // memory budget has room for it.
+    size_t extra =
+        opt.connection_window > kDefaultWindow ? opt.connection_window - kDefaultWindow : 0;
+    if (extra && account.try_acquire(extra) < 0) {
+        LOG_EVERY_T(10, LOG_WARN("http2: no room in the memory budget for a ` byte window; "
+                                 "the connection keeps 65535",
+                                 opt.connection_window));
+        extra = 0;
+    }
+    if (extra) write_window_update(0, (uint32_t)extra, &out);
+    recv_window = granted = kDefaultWindow + extra;
+    settings_sent_us = now_us();
+    return send(out);
+}
+
+// Checks and handles a frame whose bytes are at rpos: false to end.
+bool Connection::dispatch(const FrameHeader& h) {
+    Frame f;
+    FrameError err;
+    bool ok = parse_frame(h, (const uint8_t*)&rbuf[rpos + kFrameHeaderSize], &f, &err);
+    if (!got_settings && (h.type != (uint8_t)FrameType::SETTINGS || (h.flags & flags::ACK)))
+        return goaway(ErrorCode::PROTOCOL_ERROR, "the first frame is not SETTINGS"), false;
+    if (!ok && err.connection) return goaway(err.code, err.why), false;
+    if (!ok && h.type == (uint8_t)FrameType::HEADERS) return refused_headers(f, err);
+    if (!ok) {
+        if (auto s = find(h.stream))
+            s->reset_stream(err.code);
+        else
+            rst(h.stream, err.code);
+        return true;
+    }
+    return handle(f);
+}
+
+// Reads and handles the next frame: 1 to go on, 0 at a clean end, -1 on
+// an error end (errno).
+int Connection::next_frame() {
+    reap();
+    if (winding_down() && streams.empty()) return 0;
+    if (fill(kFrameHeaderSize, next_deadline()) < 0) {
+        if (errno == ETIMEDOUT && on_timeout()) return 1;
+        return errno == ECONNRESET || errno == ETIMEDOUT ? 0 : -1;
+    }
+    last_frame_us = now_us();
+    auto h = read_frame_header((const uint8_t*)&rbuf[rpos]);
+    if (h.length > opt.max_frame_size) {
+        goaway(ErrorCode::FRAME_SIZE_ERROR, "a frame above SETTINGS_MAX_FRAME_SIZE");
+        return errno = EPROTO, -1;
+    }
+    if (fill(kFrameHeaderSize + h.length, Timeout(opt.idle_timeout)) < 0) return -1;
+    bool go_on = dispatch(h);
+    rpos += kFrameHeaderSize + h.length;
+    if (go_on) return 1;
+    return goaway_sent && !peer_goaway ? (errno = EPROTO, -1) : 0;
+}
+
+bool Connection::on_goaway(const Frame& f) {
+    peer_goaway = true;
+    peer_last_stream = f.last_stream;
+    // Streams we opened past the last one the peer took were not processed:
+    // they end (a client may retry them on another connection).
+    if (!server)
+        for (auto& kv : streams)
+            if (kv.first > f.last_stream) {
+                kv.second->reset_ = true;
+                kv.second->readable.notify_all();
+            }
+    windows.notify_all();
+    return !streams.empty();
+}
+
+}  // namespace http2
+}  // namespace net
+}  // namespace photon

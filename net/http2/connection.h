@@ -1,0 +1,161 @@
+// What the two sides of an HTTP/2 connection share (RFC 9113): the frame
+// reader over a read-ahead buffer, frame writes under one lock, HPACK both
+// ways, flow control (the send windows a writer waits for; the receive
+// windows given back as the body is read, the connection's taken from the
+// memory budget), SETTINGS, PING, GOAWAY, RST_STREAM, CONTINUATION runs, the
+// limits against floods, and a stream's body in both directions. The server
+// (server_connection.h) and the client (client_connection.h) add what a
+// HEADERS block means to them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <photon/common/memory_budget.h>
+#include <photon/common/timeout.h>
+#include <photon/thread/thread.h>
+
+#include "frame.h"
+#include "hpack.h"
+#include "connection_options.h"
+
+struct iovec;
+
+namespace photon {
+namespace net {
+class ISocketStream;
+namespace http2 {
+
+class Connection;
+
+// A stream's state and body, both directions.
+struct StreamCore {
+    Connection* c;
+    uint32_t id_;
+    std::deque<std::string> in;  // received body bytes not yet read
+    size_t in_off = 0, buffered = 0;
+    int64_t send_window, recv_window;
+    size_t unacked = 0;  // read since our last WINDOW_UPDATE of the stream
+    int64_t content_length = -1;
+    uint64_t received = 0;
+    bool end_remote = false, end_local = false, head_sent = false, reset_ = false;
+    bool is_closed = false;
+    condition_variable readable;  // body bytes, its end, or the stream's
+
+    StreamCore(Connection* conn, uint32_t id);
+    virtual ~StreamCore() = default;
+    bool gone() const;
+    // Body bytes in: up to n, 0 at the end, -1 (ETIMEDOUT, ECONNRESET).
+    ssize_t read_body(void* buf, size_t n, uint64_t timeout);
+    // A header block (fields in order; connection-specific ones dropped).
+    int send_head(const std::vector<HeaderField>& fields, bool end_stream);
+    // Body bytes out, as the windows allow: n or -1.
+    ssize_t write_body(const void* buf, size_t n, uint64_t timeout);
+    // Ends the body (with trailers if given).
+    int end_body(const std::vector<HeaderField>* trailers);
+    void reset_stream(ErrorCode code);
+};
+
+class Connection {
+public:
+    Connection(ISocketStream* s, const ConnectionOptions& o, bool server);
+    virtual ~Connection() = default;
+
+    ISocketStream* sock;
+    ConnectionOptions opt;
+    const bool server;
+    HpackDecoder dec;
+    HpackEncoder enc;
+    MemoryBudget::Account account;  // holds the connection window granted past 65,535
+
+    std::string rbuf;  // read ahead; frames parsed from rpos
+    size_t rpos = 0;
+
+    uint32_t peer_max_frame = kDefaultMaxFrameSize;
+    uint32_t peer_initial_window = kDefaultWindow;
+    uint32_t peer_max_streams = UINT32_MAX;
+    int64_t send_window = kDefaultWindow;  // the connection's
+    int64_t recv_window = kDefaultWindow;  // what the peer may still send
+    size_t recv_consumed = 0;              // read since our last WINDOW_UPDATE
+    size_t granted = kDefaultWindow;       // the connection window we keep giving
+
+    std::map<uint32_t, StreamCore*> streams;  // not yet closed
+    std::deque<StreamCore*> reaped;           // closed, to delete at the reader's next turn
+    std::map<uint32_t, bool> closed;          // recent closed ids -> reset (not ended cleanly)
+    uint32_t last_stream = 0;                 // the highest stream id the peer opened
+
+    uint32_t continuing = 0;  // a HEADERS run waiting for its CONTINUATION
+    uint8_t block_flags = 0;
+    bool discard_block = false;  // its stream was refused: decode it only to keep HPACK in step
+    std::string block;
+
+    mutex wlock;
+    condition_variable windows;  // send windows grew, or the connection ended
+
+    bool got_settings = false, settings_acked = false;
+    uint64_t settings_sent_us = 0;
+    bool goaway_sent = false, stopping = false, peer_goaway = false, dead = false;
+    uint32_t peer_last_stream = UINT32_MAX;  // of the peer's GOAWAY
+    uint64_t last_frame_us = 0;
+    uint64_t meter_start = 0;
+    uint32_t resets = 0, controls = 0;
+
+    // Our SETTINGS (and the connection window past 65,535 the budget allows).
+    int send_settings();
+    // Reads and handles the next frame: 1 to go on, 0 at a clean end, -1 on
+    // an error end (errno).
+    int next_frame();
+    int fill(size_t n, Timeout deadline);
+    int send(const std::string& bytes);
+    int sendv(const struct iovec* iov, int n);
+    void goaway(ErrorCode code, const char* why);
+    void rst(uint32_t id, ErrorCode code);
+    void consumed(StreamCore* s, size_t n);
+    void close_stream(StreamCore* s, bool reset);
+    // The connection is over: every waiter is woken.
+    void end_all();
+    void reap();
+    StreamCore* find(uint32_t id) {
+        auto it = streams.find(id);
+        return it == streams.end() ? nullptr : it->second;
+    }
+
+protected:
+    // A header block on a stream that is not open: the peer opens one (a
+    // server's request), or breaks the protocol. false: the connection ends.
+    virtual bool on_new_block(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields,
+                              bool too_large) = 0;
+    // A header block on an open stream (a response head, or trailers).
+    virtual bool on_stream_block(StreamCore* s, uint8_t flags, std::vector<HeaderField>&& fields,
+                                 bool too_large) = 0;
+    // Whether id names a stream never opened (frames on it break the protocol).
+    virtual bool is_idle(uint32_t id) const = 0;
+    // Whether the reader should end once no stream is open.
+    virtual bool winding_down() const { return stopping || peer_goaway; }
+
+    bool on_block(uint32_t id, uint8_t flags, std::string_view block);
+
+private:
+    Timeout next_deadline() const;
+    bool on_timeout();
+    bool dispatch(const FrameHeader& h);
+    bool refused_headers(const Frame& f, const FrameError& err);
+    bool handle(const Frame& f);
+    bool on_headers(const Frame& f);
+    bool on_data(const Frame& f);
+    bool on_settings(const Frame& f);
+    bool on_window_update(const Frame& f);
+    bool on_rst(const Frame& f);
+    bool on_goaway(const Frame& f);
+    bool over_limit(uint32_t* counter, uint32_t limit);
+};
+
+uint64_t now_us();
+
+}  // namespace http2
+}  // namespace net
+}  // namespace photon
