@@ -475,7 +475,13 @@ ssize_t WebSocketStreamImpl::wait_recv(char* dst, size_t n, const Timeout& t) {
         Deadline which;
         const Timeout& own = deadline(&which);
         bool own_first = own < t;
-        if (arm(own_first ? own : t) < 0) return own_first ? deadline_passed(which) : -1;
+        bool passed = own_first && own.expired();
+        // Past the stream's deadline (the caller came back late), bytes that
+        // are here already still count: one look without waiting.
+        if (passed)
+            stream_->timeout(0);
+        else if (arm(own_first ? own : t) < 0)
+            return -1;
         bool watched = conn_ && !going_away_;
         if (watched) conn_->wait.store(server_detail::WaitState::WebSocket);
         ssize_t r = server_stopping() ? (errno = ECANCELED, (ssize_t)-1) : stream_->recv(dst, n);
@@ -486,6 +492,7 @@ ssize_t WebSocketStreamImpl::wait_recv(char* dst, size_t n, const Timeout& t) {
             if (go_away() < 0) return -1;
             continue;
         }
+        if (passed && (errno == ETIMEDOUT || errno == EAGAIN)) return deadline_passed(which);
         if (errno != ETIMEDOUT || t.expired()) return -1;
         // The stream's deadline, or a wake-up ahead of it on the coarse clock.
     }

@@ -30,6 +30,7 @@ constexpr uint64_t kBound = 5'000 * kMs;  // "within": generous, never a tight w
 // A server handler that echoes text and records how its receiving ended.
 struct recorder {
     size_t buf_size = 64 * 1024;
+    uint64_t delay = 0;  // us after each echo (a slow handler)
     bool done = false;
     bool closed = false;  // is_closed() when receiving ended
     int recv_errno = 0;   // 0: a Close came
@@ -47,6 +48,7 @@ struct recorder {
                 break;
             }
             if (r.op == Op::Text) ws->send_text(r.data);
+            if (delay) photon::thread_usleep(delay);
         }
         closed = ws->is_closed();
         done = true;
@@ -175,6 +177,21 @@ TEST_P(WebSocketLimits, FramesKeepAConnectionFromBeingIdle) {
         ASSERT_EQ(Op::Text, r.op) << r.err;
     }
     EXPECT_FALSE(rec.done);
+}
+
+TEST_P(WebSocketLimits, AFrameThatWaitedForASlowHandlerDoesNotCountAsIdle) {
+    WebSocketOptions wo;
+    wo.idle_timeout = 200 * kMs;
+    rec.delay = 500 * kMs;  // past idle_timeout after each echo
+    serve_ws(ServerOptions(), wo);
+    auto ws = connect();
+    ASSERT_TRUE(ws);
+    ASSERT_EQ(1, ws->send_text("a", kLongUs));
+    ASSERT_EQ("a", recv_on(ws.get(), kBound, 1024).data);
+    ASSERT_EQ(1, ws->send_text("b", kLongUs));  // here long before the handler looks
+    auto r = recv_on(ws.get(), kBound, 1024);
+    EXPECT_EQ(Op::Text, r.op) << r.err;
+    EXPECT_EQ("b", r.data);
 }
 
 TEST_P(WebSocketLimits, TheServersDefaultsComeFromItsServerOptions) {
