@@ -284,6 +284,21 @@ void Connection::end_all() {
     windows.notify_all();
 }
 
+void Connection::linger() {
+    if (!goaway_sent) return;
+    sock->shutdown(ShutdownHow::Write);
+    Timeout t(1000 * 1000);
+    char buf[16384];
+    for (size_t total = 0; total < (1u << 20);) {
+        uint64_t left = t.timeout();
+        if (left == 0) break;
+        sock->timeout(left);
+        ssize_t r = sock->recv(buf, sizeof(buf));
+        if (r <= 0) break;
+        total += r;
+    }
+}
+
 void Connection::reap() {
     while (!reaped.empty()) {
         delete reaped.front();
@@ -493,6 +508,7 @@ bool Connection::on_rst(const Frame& f) {
     // A server's open streams are those whose handlers run (then they close).
     if (server && over_limit(&resets, opt.max_resets_per_second))
         return goaway(ErrorCode::ENHANCE_YOUR_CALM, "streams reset too fast"), false;
+    s->reset_code = f.error;
     s->reset_ = true;
     close_stream(s, true);
     return true;
@@ -575,6 +591,7 @@ bool Connection::on_goaway(const Frame& f) {
     if (!server)
         for (auto& kv : streams)
             if (kv.first > f.last_stream) {
+                kv.second->reset_code = (uint32_t)ErrorCode::REFUSED_STREAM;
                 kv.second->reset_ = true;
                 kv.second->readable.notify_all();
             }

@@ -44,6 +44,7 @@ struct StreamCore {
     uint64_t received = 0;
     bool end_remote = false, end_local = false, head_sent = false, reset_ = false;
     bool is_closed = false;
+    uint32_t reset_code = 0;      // the peer's RST_STREAM code (REFUSED_STREAM past its GOAWAY)
     condition_variable readable;  // body bytes, its end, or the stream's
 
     StreamCore(Connection* conn, uint32_t id);
@@ -118,6 +119,10 @@ public:
     void close_stream(StreamCore* s, bool reset);
     // The connection is over: every waiter is woken.
     void end_all();
+    // After our GOAWAY: stop writing and read what the peer still sends
+    // (for up to a second and a MiB), so that closing with unread bytes does
+    // not reset the connection before the peer has read the GOAWAY.
+    void linger();
     void reap();
     StreamCore* find(uint32_t id) {
         auto it = streams.find(id);

@@ -140,6 +140,7 @@ int ServerConnection::Impl::run(std::string_view pre) {
     int e = errno;
     end_all();
     while (handlers > 0) idle.wait_no_lock();
+    linger();
     reap();
     for (auto& kv : streams) delete kv.second;
     streams.clear();

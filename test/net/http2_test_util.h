@@ -1,0 +1,102 @@
+// The HTTP/2 tests' server: a TCP listener on 127.0.0.1 on a vCPU of its own
+// thread, serving every connection as HTTP/2 (net/http2/server_connection.h)
+// with a few paths: /hello, /echo (the body back as it comes), /big/N (N
+// bytes of h2_pattern()), /trailers, / (128 KiB, past the initial window), and
+// /refuse (the stream reset with REFUSED_STREAM).
+#pragma once
+
+#include <photon/net/socket.h>
+#include <photon/photon.h>
+#include <photon/thread/thread.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../net/http2/server_connection.h"
+
+namespace photon_test {
+
+using namespace photon::net::http2;
+
+inline std::string h2_pattern(size_t n) {
+    std::string s(n, 0);
+    for (size_t i = 0; i < n; i++) s[i] = (char)('a' + (i * 7 + i / 1000) % 26);
+    return s;
+}
+
+inline void serve_stream(Stream& s) {
+    std::string path(s.field(":path"));
+    if (path == "/hello") {
+        s.respond({{":status", "200"}, {"content-type", "text/plain"}});
+        s.write("hello\n", 6);
+    } else if (path == "/echo") {  // the body back, as it comes
+        s.respond({{":status", "200"}});
+        char buf[16384];
+        ssize_t n;
+        while ((n = s.read(buf, sizeof(buf))) > 0)
+            if (s.write(buf, n) != n) return;
+    } else if (path.rfind("/big/", 0) == 0) {
+        std::string body = h2_pattern(std::stoul(path.substr(5)));
+        s.respond({{":status", "200"}, {"content-length", std::to_string(body.size())}});
+        s.write(body.data(), body.size());
+    } else if (path == "/trailers") {
+        s.respond({{":status", "200"}});
+        s.write("body", 4);
+        std::vector<HeaderField> t = {{"x-checksum", "1234"}};
+        s.finish(&t);
+    } else if (path == "/refuse") {
+        s.reset(ErrorCode::REFUSED_STREAM);
+    } else if (path == "/") {  // h2spec's: a body past the initial window keeps the stream open
+        std::string body = h2_pattern(128 << 10);
+        s.respond({{":status", "200"}});
+        s.write(body.data(), body.size());
+    } else {
+        s.respond({{":status", "404"}}, true);
+    }
+}
+
+// A TCP server on its own vCPU serving every connection as HTTP/2.
+class H2Server {
+public:
+    explicit H2Server(ConnectionOptions opt = {}) : opt_(opt) {
+        if (opt_.idle_timeout == ConnectionOptions().idle_timeout) opt_.idle_timeout = 10'000'000;
+        th_ = std::thread([this] {
+            if (photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE) != 0) {
+                failed_ = true;
+                return;
+            }
+            auto tcp = photon::net::new_tcp_socket_server();
+            tcp->set_handler({this, &H2Server::serve});
+            if (tcp->bind_v4localhost(0) == 0 && tcp->listen() == 0 && tcp->start_loop(false) == 0)
+                port_ = tcp->getsockname().port;
+            else
+                failed_ = true;
+            while (!stop_ && !failed_) photon::thread_usleep(10 * 1000);
+            tcp->terminate();
+            delete tcp;
+            photon::fini();
+        });
+        while (!port_ && !failed_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ~H2Server() {
+        stop_ = true;
+        th_.join();
+    }
+    uint16_t port() const { return port_; }
+    bool failed() const { return failed_; }
+
+private:
+    int serve(photon::net::ISocketStream* sock) {
+        ServerConnection c(sock, opt_, serve_stream);
+        return c.serve();
+    }
+    ConnectionOptions opt_;
+    std::thread th_;
+    std::atomic<uint16_t> port_{0};
+    std::atomic<bool> failed_{false}, stop_{false};
+};
+
+}  // namespace photon_test
