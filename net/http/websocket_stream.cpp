@@ -352,9 +352,13 @@ int WebSocketStreamImpl::on_control(const Timeout& t) {
     if (frame_.opcode == kOpPing && check_ping() < 0) return -1;
     if (frame_.opcode == kOpPing && !close_sent_) {
         struct iovec v = {ctrl_, n};
-        if (send_frame(kOpPong, true, &v, 1, reply) < 0) {
-            // Pongs the peer does not read back up: a flood too.
-            if (errno == ETIMEDOUT)
+        // The lock may wait for the other coroutine's send; the Pong's own
+        // write gets 5 s whatever the receive's timeout.
+        uint64_t t0 = photon::now;
+        if (send_frame(kOpPong, true, &v, 1, reply, kReplyTimeout) < 0) {
+            // Pongs the peer does not read back up: a flood too (a Pong cut
+            // short by the time says EIO; the connection is broken then).
+            if (errno == ETIMEDOUT || photon::now - t0 >= kReplyTimeout)
                 return fail(WebSocketCloseCode::PolicyViolation, ECONNABORTED, "pongs back up");
             return -1;
         }
@@ -663,7 +667,7 @@ int WebSocketStreamImpl::send_close(uint16_t code, std::string_view reason, cons
 // Any frame but Close; a data frame must fit the message being sent (or
 // start one), and text must stay UTF-8 across the fragments.
 ssize_t WebSocketStreamImpl::send_frame(uint8_t opcode, bool fin, const struct iovec* iov,
-                                        int iovcnt, const Timeout& t) {
+                                        int iovcnt, const Timeout& t, uint64_t write_us) {
     locked lock(write_lock_, t);
     if (!lock.ok()) return -1;
     if (failed_ || close_sent_) {
@@ -681,7 +685,8 @@ ssize_t WebSocketStreamImpl::send_frame(uint8_t opcode, bool fin, const struct i
         errno = EINVAL;
         return -1;
     }
-    ssize_t r = write_frame_locked(opcode, fin, iov, iovcnt, total(iov, iovcnt), t);
+    Timeout write_t = write_us == UINT64_MAX ? t : Timeout(write_us);
+    ssize_t r = write_frame_locked(opcode, fin, iov, iovcnt, total(iov, iovcnt), write_t);
     if (r >= 0 && data) {
         sending_fragments_ = !fin;
         sending_text_ = text;

@@ -81,8 +81,9 @@ private:
     void wait_for_close();
 
     // -- sending (under write_lock_) --
+    // write_us: the write's own bound from when the lock is had (-1: t).
     ssize_t send_frame(uint8_t opcode, bool fin, const struct iovec* iov, int iovcnt,
-                       const Timeout& t);
+                       const Timeout& t, uint64_t write_us = -1);
     ssize_t write_frame_locked(uint8_t opcode, bool fin, const struct iovec* iov, int iovcnt,
                                size_t len, const Timeout& t);
     ssize_t write_masked_locked(uint8_t* header, size_t header_len, const uint8_t* key,

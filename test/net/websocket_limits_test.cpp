@@ -31,12 +31,15 @@ constexpr uint64_t kBound = 5'000 * kMs;  // "within": generous, never a tight w
 struct recorder {
     size_t buf_size = 64 * 1024;
     uint64_t delay = 0;  // us after each echo (a slow handler)
+    int sndbuf = 0;      // SO_SNDBUF of the connection, if set
     bool done = false;
     bool closed = false;  // is_closed() when receiving ended
     int recv_errno = 0;   // 0: a Close came
     std::string close_payload;
 
     int handle(IWebSocketStream* ws) {
+        if (sndbuf)
+            ws->get_socket_stream()->setsockopt(SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         for (int i = 0; i < 10000; i++) {
             auto r = recv_on(ws, kLongUs, buf_size);
             if (r.n < 0) {
@@ -292,6 +295,30 @@ TEST_P(WebSocketLimits, APeerFloodingPingsWithoutReadingIsCut) {
     EXPECT_TRUE(raw->closed());
     ASSERT_TRUE(wait_for([&] { return rec.done; }));
     EXPECT_EQ(ECONNABORTED, rec.recv_errno);
+}
+
+TEST_P(WebSocketLimits, PongsThatBackUpBecauseThePeerDoesNotReadAreAFlood) {
+    WebSocketOptions wo;
+    wo.max_ping_rate = (uint32_t)-1;  // no rate: the Pongs' backlog is the bound
+    rec.sndbuf = 4096;
+    serve_ws(ServerOptions(), wo);
+    auto raw = upgraded();
+    int rcvbuf = 4096;  // so that the Pongs back up soon
+    raw->stream()->setsockopt(SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    bool sending = true;
+    photon::thread_create11([&] {  // up to 4 MB of pings, never reading a Pong
+        std::string burst;
+        for (int i = 0; i < 1000; i++) burst += frame(0x89, std::string(100, 'f'));
+        for (int i = 0; i < 40 && !rec.done; i++)
+            if (!raw->send(burst)) break;
+        sending = false;
+    });
+    uint64_t t0 = photon::now;
+    ASSERT_TRUE(wait_for([&] { return rec.done; }, 15'000)) << "sending " << sending;
+    EXPECT_EQ(ECONNABORTED, rec.recv_errno);
+    EXPECT_GE(photon::now - t0, 4'000 * kMs);  // a Pong waited 5 s for room
+    raw->stream()->shutdown(ShutdownHow::ReadWrite);
+    EXPECT_TRUE(wait_for([&] { return !sending; }));
 }
 
 TEST_P(WebSocketLimits, PingsWithinTheRateAndAnUnboundedRateAreAllAnswered) {

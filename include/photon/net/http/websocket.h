@@ -84,8 +84,9 @@ struct WebSocketOptions {
     // ETIME. Server default: header_timeout.
     uint64_t message_timeout = 0;
     // Pings a second the peer may send on average, with a burst of as many
-    // at once; more, or Pongs we cannot send within 5 s (the peer does not
-    // read them), are a ping flood: Close 1008, ECONNABORTED. Server
+    // at once; more, or a Pong whose write does not finish within 5 s (the
+    // peer does not read), is a ping flood: Close 1008 (or, when a Pong is
+    // stuck, the connection cut), ECONNABORTED. Server
     // default: 16 (-1 here: no bound).
     uint32_t max_ping_rate = 0;
     // Where a message's bytes are counted as they arrive (its buffer
