@@ -169,12 +169,12 @@ TEST_P(WebSocketLimits, AnIdlePeerGetsGoingAwayAndTheHandlerEtime) {
 
 TEST_P(WebSocketLimits, FramesKeepAConnectionFromBeingIdle) {
     WebSocketOptions wo;
-    wo.idle_timeout = 300 * kMs;
+    wo.idle_timeout = 500 * kMs;
     serve_ws(ServerOptions(), wo);
     auto ws = connect();
     ASSERT_TRUE(ws);
-    for (int i = 0; i < 6; i++) {  // 900 ms in all, a message every 150 ms
-        photon::thread_usleep(150 * kMs);
+    for (int i = 0; i < 10; i++) {  // a second in all, a message every 100 ms
+        photon::thread_usleep(100 * kMs);
         ASSERT_EQ(2, ws->send_text("hi", kLongUs));
         auto r = recv_on(ws.get(), kBound, 1024);
         ASSERT_EQ(Op::Text, r.op) << r.err;
@@ -419,7 +419,7 @@ TEST_P(WebSocketLimits, AMessageTheBudgetCanNeverHoldGetsA1009AtOnce) {
     ServerOptions so;
     so.memory_budget = &b;
     WebSocketOptions wo;
-    wo.message_timeout = 2'000 * kMs;
+    wo.message_timeout = 5'000 * kMs;
     serve_ws(so, wo);
     peak_sampler sampler(&b);
     auto raw = upgraded();
@@ -429,7 +429,7 @@ TEST_P(WebSocketLimits, AMessageTheBudgetCanNeverHoldGetsA1009AtOnce) {
     uint64_t t0 = photon::now;
     send_claimed(raw.get(), 8 << 20, 8 << 20, &rec.done, &sending, 5 * kMs);
     ASSERT_TRUE(wait_for([&] { return rec.done; }));
-    EXPECT_LT(photon::now - t0, 1'900 * kMs);  // refused, not waited for
+    EXPECT_LT(photon::now - t0, 4'000 * kMs);  // refused, not waited for
     EXPECT_EQ(ENOMEM, rec.recv_errno);
     EXPECT_LE(sampler.peak, b.limit() - b.limit() / 4);
     EXPECT_GE(sampler.peak, 1u << 20);  // it did grow with the bytes
@@ -444,7 +444,7 @@ TEST_P(WebSocketLimits, AMessageWaitingForRoomPastItsDeadlineGetsA1009) {
     ServerOptions so;
     so.memory_budget = &b;
     WebSocketOptions wo;
-    wo.message_timeout = 500 * kMs;  // how long it may wait for room
+    wo.message_timeout = 1'000 * kMs;  // how long it may wait for room
     serve_ws(so, wo);
     // Two peers each send 4 MiB - 1 of a 4 MiB message: both buffers grow to
     // 2 MiB; one then gets to 4 MiB (6 of the 6 MiB outside the reserve), the
@@ -481,7 +481,7 @@ TEST_P(WebSocketLimits, AMessageWaitingForRoomPastItsDeadlineGetsA1009) {
         photon::thread_usleep(20 * kMs);
     }
     ASSERT_TRUE(wait_for([&] { return errnos.size() == 2; }));
-    EXPECT_GE(photon::now - t0, 400 * kMs);  // the second waited for room until its deadline
+    EXPECT_GE(photon::now - t0, 900 * kMs);  // the second waited for room until its deadline
     done = true;
     std::sort(errnos.begin(), errnos.end());
     EXPECT_EQ((std::vector<int>{ENOMEM, ETIME}), errnos);  // 1009 waiting, 1008 the other
