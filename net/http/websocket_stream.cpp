@@ -281,9 +281,18 @@ int WebSocketStreamImpl::grow_message(size_t cap, const Timeout& t) {
     bool message_first = message_armed_ && message_ < t;
     if (message_first) until = message_;
     size_t more = cap - msg_cap_;
-    if (account_ && (wait_out_of_reserve(more, until) < 0 || account_->acquire(more, until) < 0)) {
-        if (errno == ETIMEDOUT && !message_first) return -1;  // the caller's: call again
-        return fail(WebSocketCloseCode::MessageTooBig, ENOMEM, "no room in the memory budget");
+    if (account_) {
+        // stop() interrupts the wait for room as it does a wait for frames.
+        bool watched = conn_ && !going_away_;
+        if (watched) conn_->wait.store(server_detail::WaitState::WebSocket);
+        int r = wait_out_of_reserve(more, until);
+        if (r == 0) r = account_->acquire(more, until);
+        if (watched) conn_->wait.store(server_detail::WaitState::None);
+        if (r < 0 && server_stopping())
+            return fail(WebSocketCloseCode::GoingAway, ECANCELED, "the server stops");
+        if (r < 0 && errno == ETIMEDOUT && !message_first) return -1;  // the caller's: call again
+        if (r < 0)
+            return fail(WebSocketCloseCode::MessageTooBig, ENOMEM, "no room in the memory budget");
     }
     void* p = msg_ ? mremap(msg_, msg_cap_, cap, MREMAP_MAYMOVE)
                    : mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -313,8 +322,8 @@ int WebSocketStreamImpl::wait_out_of_reserve(size_t more, const Timeout& until) 
         }
         if (b->used() + more <= lim - lim / 4) return 0;
         uint64_t left = until.timeout();
-        if (left == 0) {
-            errno = ETIMEDOUT;
+        if (left == 0 || server_stopping()) {
+            errno = left ? ECANCELED : ETIMEDOUT;
             return -1;
         }
         photon::thread_usleep(std::min<uint64_t>(left, kReservePoll));

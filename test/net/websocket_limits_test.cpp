@@ -142,6 +142,24 @@ protected:
         return raw;
     }
 
+    // Serves /ws with a handler that appends each session's recv_errno to *errnos.
+    void serve_each(const ServerOptions& so, const WebSocketOptions& wo, std::vector<int>* errnos) {
+        each.errnos = errnos;
+        serve(so, [&](HTTPServer* s) {
+            s->add_handler(new_websocket_handler({&each, &collector::handle}, wo), true, "/ws");
+            s->add_handler(new_websocket_handler({&other, &recorder::handle}), true, "/other");
+        });
+        client.reset(new_http_client());
+    }
+    struct collector : recorder {
+        std::vector<int>* errnos;
+        int handle(IWebSocketStream* ws) {
+            recorder::handle(ws);
+            errnos->push_back(recv_errno);
+            return 0;
+        }
+    } each;
+
     recorder rec, other;
     hi_handler hi;
     std::unique_ptr<MemoryBudget> budget;
@@ -450,21 +468,7 @@ TEST_P(WebSocketLimits, AMessageWaitingForRoomPastItsDeadlineGetsA1009) {
     // 2 MiB; one then gets to 4 MiB (6 of the 6 MiB outside the reserve), the
     // other waits for room without being read, until its deadline.
     std::vector<int> errnos;
-    struct two : recorder {
-        std::vector<int>* errnos;
-        int handle(IWebSocketStream* ws) {
-            recorder::handle(ws);
-            errnos->push_back(recv_errno);
-            return 0;
-        }
-    } h;
-    h.errnos = &errnos;
-    http.reset();
-    tcp.reset();
-    serve(so, [&](HTTPServer* s) {
-        s->add_handler(new_websocket_handler({&h, &two::handle}, wo), true, "/ws");
-        s->add_handler(new_websocket_handler({&other, &recorder::handle}), true, "/other");
-    });
+    serve_each(so, wo, &errnos);
     peak_sampler sampler(&b);
     auto raw1 = upgraded(), raw2 = upgraded();
     bool done = false, sending1 = false, sending2 = false;
@@ -493,6 +497,32 @@ TEST_P(WebSocketLimits, AMessageWaitingForRoomPastItsDeadlineGetsA1009) {
     ws.reset();
     EXPECT_TRUE(wait_for([&] { return http->connections() == 0; }));
     EXPECT_EQ(0u, b.used());
+}
+
+TEST_P(WebSocketLimits, StopEndsAStreamWaitingForRoomInTheBudget) {
+    MemoryBudget& b = *new_budget(8 << 20);
+    ServerOptions so;
+    so.memory_budget = &b;
+    WebSocketOptions wo;
+    wo.message_timeout = 20'000 * kMs;  // far beyond what stop() may take
+    std::vector<int> errnos;
+    serve_each(so, wo, &errnos);
+    // As above: one peer's message holds 4 MiB, the other's waits for room.
+    auto raw1 = upgraded(), raw2 = upgraded();
+    bool done = false, sending1 = false, sending2 = false;
+    send_claimed(raw1.get(), 4 << 20, (4 << 20) - 1, &done, &sending1);
+    send_claimed(raw2.get(), 4 << 20, (4 << 20) - 1, &done, &sending2);
+    ASSERT_TRUE(wait_for([&] { return b.used() >= (6u << 20); }));
+    photon::thread_usleep(100 * kMs);
+    uint64_t t0 = photon::now;
+    EXPECT_EQ(0, http->stop(kBound));
+    EXPECT_LT(photon::now - t0, 4'000 * kMs);  // a second for each Close at most
+    done = true;
+    EXPECT_EQ((std::vector<int>{ECANCELED, ECANCELED}), errnos);
+    EXPECT_EQ(0u, b.used());
+    raw1->stream()->shutdown(ShutdownHow::ReadWrite);
+    raw2->stream()->shutdown(ShutdownHow::ReadWrite);
+    EXPECT_TRUE(wait_for([&] { return !sending1 && !sending2; }));
 }
 
 TEST_P(WebSocketLimits, AClientsBudgetRefusesAMessageItCannotHold) {

@@ -132,7 +132,8 @@ public:
     // Close 1001 / 1008 sent, the connection closed), ECONNABORTED (a ping
     // flood: Close 1008), ENOMEM (no room in the memory budget for the
     // message: Close 1009), ECANCELED (the HTTPServer stopped and the peer
-    // did not answer our Close 1001 within a second), the stream's. When
+    // did not answer our Close 1001 within a second, or it stopped while
+    // the stream waited for room in the budget), the stream's. When
     // the server stops, a receive sends Close 1001 and returns what the peer
     // sends until its Close, then that Close.
     virtual ssize_t recv_frame(void* buf, size_t size, WebSocketOpcode* opcode = nullptr,
