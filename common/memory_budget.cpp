@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -109,7 +110,12 @@ void MemoryBudget::set_limit(size_t limit) {
 
 size_t MemoryBudget::share() const {
     size_t n = accounts();
-    return limit() / (n ? n : 1);
+    size_t fair = limit() / (n ? n : 1);
+    // At most a 64th of the limit (64 KiB at least): with few connections a
+    // fair share is large, and a few of them each within it would otherwise
+    // take the reserve that is there for the connections holding little.
+    size_t small = std::max(limit() / 64, size_t(64) << 10);
+    return std::min(fair, small);
 }
 
 int MemoryBudget::grant_locked(Account* a, size_t n) {

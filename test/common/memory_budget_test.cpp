@@ -75,6 +75,26 @@ TEST_F(Budget, AHeavyAccountLeavesTheReserveToLightOnes) {
     EXPECT_EQ(ENOMEM, errno);
 }
 
+// A fair share of a large budget is large: with three connections each
+// could hold 21 MiB of 64 and together take the reserve. The share is capped
+// at a 64th of the limit, so past 1 MiB they are heavy and stop at 48 MiB,
+// and a connection holding little still gets its bytes.
+TEST_F(Budget, AFewConnectionsWithinFairSharesCannotTakeTheReserve) {
+    constexpr size_t MiB = 1 << 20;
+    MemoryBudget b(64 * MiB);
+    Account a(&b), c(&b), d(&b);
+    EXPECT_EQ(MiB, b.share());
+    ASSERT_EQ(0, a.try_acquire(20 * MiB));
+    ASSERT_EQ(0, c.try_acquire(20 * MiB));
+    errno = 0;
+    EXPECT_EQ(-1, d.try_acquire(20 * MiB));  // 60 MiB would eat into the reserve
+    EXPECT_EQ(ENOMEM, errno);
+    Account small(&b);
+    EXPECT_EQ(0, small.try_acquire(MiB / 2));  // from the reserve
+    EXPECT_EQ(0, d.try_acquire(7 * MiB));      // heavy, up to 48 MiB: 47.5 held
+    EXPECT_EQ(-1, d.try_acquire(MiB));
+}
+
 TEST_F(Budget, AWaiterIsWokenWhenBytesAreReleased) {
     MemoryBudget b(1000);
     Account a(&b), other(&b);

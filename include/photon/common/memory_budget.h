@@ -3,9 +3,11 @@
 // process that uses the process-wide one). Extension; PhotonLibOS has none.
 //
 // Each connection holds an Account. A connection holding no more than its
-// fair share (limit / open accounts) may take bytes up to the limit; one
-// holding more (a heavy one) only up to limit - reserve, the reserve (a
-// quarter of the limit) staying for the light ones. A taker that finds no
+// share (limit / open accounts, but at most a 64th of the limit or 64 KiB,
+// whichever is more) may take bytes up to the limit; one holding more (a
+// heavy one) only up to limit - reserve, the reserve (a quarter of the limit)
+// staying for the light ones. A taker's wait may end with bytes its own
+// connection gives back (its other requests finishing). A taker that finds no
 // room waits (its server stops reading from that connection: backpressure)
 // until bytes are released or its deadline passes; then it fails and the
 // server sheds the request with an error. So a peer that pins memory stalls
@@ -46,7 +48,8 @@ public:
     void set_limit(size_t limit);  // 0: default_limit()
     size_t used() const { return used_.load(std::memory_order_relaxed); }
     size_t accounts() const { return accounts_.load(std::memory_order_relaxed); }
-    // Bytes one account may hold before it counts as heavy.
+    // Bytes one account may hold before it counts as heavy: the fair share,
+    // capped at max(limit / 64, 64 KiB).
     size_t share() const;
     // Takers that waited for room, and takers refused (shed), so far.
     uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
