@@ -190,14 +190,31 @@ ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t su
     size_t total = sum + held_.size();
     if (total == 0) return 0;
     writing_ = true;
-    // v is our copy: the stream may advance it in place.
-    ssize_t r = timed([&] {
-        return n == 1 ? sock()->write(v[0].iov_base, v[0].iov_len) : sock()->writev_mutable(v, n);
-    });
+    // v is our copy: the stream may advance it in place. A short count means
+    // the stream met an error it reports on the next call: make that call,
+    // for the rest, so the caller hears that error (a timeout, a reset).
+    size_t done = 0;
+    int at = 0;  // the first vector not yet sent whole
+    ssize_t r = 0;
+    while (done < total) {
+        r = timed([&] {
+            return n - at == 1 ? sock()->write(v[at].iov_base, v[at].iov_len)
+                               : sock()->writev(v + at, n - at);
+        });
+        if (r <= 0) break;
+        done += r;
+        for (size_t k = (size_t)r; k > 0;) {  // past the bytes that went
+            size_t step = std::min(k, v[at].iov_len);
+            v[at].iov_base = (char*)v[at].iov_base + step;
+            v[at].iov_len -= step;
+            k -= step;
+            if (v[at].iov_len == 0) at++;
+        }
+    }
     writing_ = false;
     held_.clear();  // sent, or the connection is dead: never sent twice
-    if (r != (ssize_t)total) {
-        if (r >= 0) errno = EIO;  // short: the error comes with the next call
+    if (done != total) {
+        if (r == 0) errno = EIO;  // stopped without saying why
         return -1;
     }
     return (ssize_t)sum;
