@@ -10,8 +10,9 @@ process-wide default), then measures one client making back-to-back Sum calls of
 --payload bytes on one connection, twice for --duration s each: alone, and while
 --attackers connections (in a separate process) pipeline 1 MiB calls as fast as they
 can without ever reading a reply, reconnecting when the server cuts them. Reports the
-client's calls, p50, p99 and max latency in each phase, the p99 ratio (the issue-31
-target: within 2x), the server's peak RSS, and its budget's waits and sheds. Only the
+client's calls, p50, p99 and max latency in each phase, the p99 ratio (the target:
+within 2x), the server's peak RSS, and its budget's waits and sheds. --calls hold makes
+the attackers' calls hold their MiB for 2 s without work (memory only). Only the
 processes this script started are stopped, by PID. A tool, not a test: nothing here
 asserts a time.
 """
