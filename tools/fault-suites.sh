@@ -33,9 +33,21 @@ exclude_bins='^(net_curl_test|net_http_client_dns_test|fs_fuse_.*|fs_httpfs_test
 #  - FsHandler.SendsALargeFileBySendfileOnlyWhenTheFileHasAnFd counts the server's write
 #    calls (a short send makes two);
 #  - ReadAhead.SmallRecvsAreServedFromOneKernelRead checks that one kernel read took the
-#    whole queue (an injected short read takes less).
+#    whole queue (an injected short read takes less);
+#  - Sockets.RecvIsOnePartialTransferAndRecvAtLeastGathers expects recv_at_least(4) to return
+#    the 5 bytes queued (its contract is "at least 4": a short read may stop at 4);
+#  - ReadAhead.BufferedBytesComeBeforeEof expects each recv of 100 to get 100 of the 300
+#    queued (on the io_uring socket, which has no read-ahead, a short read gets fewer);
+# and one whose test races with the server (the fix belongs in the test):
+#  - Sockets.FdExhaustionOnAcceptNeitherSpinsNorLosesConnections takes the server to have
+#    accepted `open` before it lowers RLIMIT_NOFILE; a late wake-up of the accept loop leaves
+#    `open` in the backlog, and the test then waits for an echo that needs the limit back
+#    (a round trip on `open` before setrlimit would make it hold).
 exclude_cases='*FsHandler.SendsALargeFileBySendfileOnlyWhenTheFileHasAnFd*'
 exclude_cases+=':*ReadAhead.SmallRecvsAreServedFromOneKernelRead*'
+exclude_cases+=':*Sockets.RecvIsOnePartialTransferAndRecvAtLeastGathers*'
+exclude_cases+=':*ReadAhead.BufferedBytesComeBeforeEof*'
+exclude_cases+=':*Sockets.FdExhaustionOnAcceptNeitherSpinsNorLosesConnections*'
 # A library bug the faults expose, in net/http/ (being changed by others as this is written):
 #  - HttpServer.EndsAResponseToAClientThatReadsBelowTheMinimumRate: ConnStream::write_through
 #    (net/http/server_conn.cpp) turns a short write into -1 EIO, where the stream reports the
@@ -78,6 +90,8 @@ run() {
     env "$@" >>"$log" 2>&1
 }
 
+# Logs of this run, apart from any other run's (several may run at once).
+logs=$(mktemp -d /tmp/photon-fault-XXXXXX)
 start=$SECONDS
 status=0
 results=()
@@ -87,7 +101,7 @@ for seed in "$@"; do
         continue
     fi
     t0=$SECONDS
-    log=/tmp/photon-fault-$seed-transparent.log
+    log=$logs/$seed-transparent.log
     : >"$log"
     faults="seed=$seed,p=$p,kinds=transparent,delay_us=500"
     echo "===== [fault] seed $seed: transparent faults ($faults), ${#bins[@]} executables"
@@ -109,7 +123,7 @@ for seed in "$@"; do
     rc1=${#failed[@]}
     [ $rc1 -eq 0 ] || echo "FAILED under transparent faults: ${failed[*]}"
     t1=$SECONDS
-    log=/tmp/photon-fault-$seed-hard.log
+    log=$logs/$seed-hard.log
     : >"$log"
     echo "===== [fault] seed $seed: hard faults (p=$hard_p), test/fault/"
     hard_failed=()
@@ -127,7 +141,7 @@ for seed in "$@"; do
     line+=", hard $([ $rc2 -eq 0 ] && echo pass || echo FAIL) ($((SECONDS - t1))s)"
     results+=("$line")
     [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] || status=1
-    echo "===== [fault] $line (logs: /tmp/photon-fault-$seed-*.log)"
+    echo "===== [fault] $line (logs: $logs/$seed-*.log)"
 done
 printf '\n===== [fault] summary (%ds)\n' $((SECONDS - start))
 printf '%s\n' "${results[@]}"
