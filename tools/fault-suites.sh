@@ -48,12 +48,6 @@ exclude_cases+=':*ReadAhead.SmallRecvsAreServedFromOneKernelRead*'
 exclude_cases+=':*Sockets.RecvIsOnePartialTransferAndRecvAtLeastGathers*'
 exclude_cases+=':*ReadAhead.BufferedBytesComeBeforeEof*'
 exclude_cases+=':*Sockets.FdExhaustionOnAcceptNeitherSpinsNorLosesConnections*'
-# A library bug the faults expose, in net/http/ (being changed by others as this is written):
-#  - HttpServer.EndsAResponseToAClientThatReadsBelowTheMinimumRate: ConnStream::write_through
-#    (net/http/server_conn.cpp) turns a short write into -1 EIO, where the stream reports the
-#    error that cut it short (ETIMEDOUT here) on the next call; the handler sees EIO, the test
-#    expects ETIMEDOUT. Short sends make it likely; without faults it needs a partial send.
-exclude_cases+=':*HttpServer.EndsAResponseToAClientThatReadsBelowTheMinimumRate*'
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) build=$2; shift 2 ;;
