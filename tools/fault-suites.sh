@@ -37,17 +37,11 @@ exclude_bins='^(net_curl_test|net_http_client_dns_test|fs_fuse_.*|fs_httpfs_test
 #  - Sockets.RecvIsOnePartialTransferAndRecvAtLeastGathers expects recv_at_least(4) to return
 #    the 5 bytes queued (its contract is "at least 4": a short read may stop at 4);
 #  - ReadAhead.BufferedBytesComeBeforeEof expects each recv of 100 to get 100 of the 300
-#    queued (on the io_uring socket, which has no read-ahead, a short read gets fewer);
-# and one whose test races with the server (the fix belongs in the test):
-#  - Sockets.FdExhaustionOnAcceptNeitherSpinsNorLosesConnections takes the server to have
-#    accepted `open` before it lowers RLIMIT_NOFILE; a late wake-up of the accept loop leaves
-#    `open` in the backlog, and the test then waits for an echo that needs the limit back
-#    (a round trip on `open` before setrlimit would make it hold).
+#    queued (on the io_uring socket, which has no read-ahead, a short read gets fewer).
 exclude_cases='*FsHandler.SendsALargeFileBySendfileOnlyWhenTheFileHasAnFd*'
 exclude_cases+=':*ReadAhead.SmallRecvsAreServedFromOneKernelRead*'
 exclude_cases+=':*Sockets.RecvIsOnePartialTransferAndRecvAtLeastGathers*'
 exclude_cases+=':*ReadAhead.BufferedBytesComeBeforeEof*'
-exclude_cases+=':*Sockets.FdExhaustionOnAcceptNeitherSpinsNorLosesConnections*'
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) build=$2; shift 2 ;;
