@@ -124,6 +124,10 @@ protected:
     void SetUp() override {
         PHOTON_TEST_INIT_ENGINE(GetParam().engine, INIT_IO_NONE);
         set_log_output_level(ALOG_FATAL);  // the faults' warnings are expected
+        if (GetParam().iouring_socket) {
+            std::unique_ptr<ISocketClient> probe(new_iouring_tcp_client());
+            if (!probe) GTEST_SKIP() << "io_uring sockets are not built here (no liburing)";
+        }
     }
     void TearDown() override {
         fault::disable();
