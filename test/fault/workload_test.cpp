@@ -11,7 +11,6 @@
 //     in the sanitizer build, is clean).
 // PHOTON_FAULT_SEED (default 1) and PHOTON_FAULT_P (default 0.02) choose the
 // run; tools/fault-suites.sh runs it for several seeds.
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -38,6 +37,8 @@
 #include <photon/thread/thread11.h>
 
 #include "../util/engine_fixture.h"
+#include "../util/fd_count.h"
+#include "../util/wait.h"
 
 using namespace photon;
 using namespace photon::net;
@@ -61,13 +62,13 @@ void arm(const char* kinds) {
     fault::reset_counts();
 }
 
-int count_fds() {
-    int n = 0;
-    if (DIR* d = opendir("/proc/self/fd")) {
-        while (readdir(d)) n++;
-        closedir(d);
-    }
-    return n;
+using photon_test::count_open_fds;
+
+// Connections the server is still closing may hold fds a little longer: the
+// count is waited for (bounded), then must be back to what it was.
+void expect_fds_back_to(int baseline) {
+    photon_test::wait_for([&] { return count_open_fds() <= baseline; }, 2000);
+    EXPECT_LE(count_open_fds(), baseline);
 }
 
 // The byte at offset o of stream `id`: a lost, doubled or misplaced byte
@@ -210,7 +211,7 @@ TEST_P(EchoUnderFaults, BytesArriveIntactOrTheConnectionFailsCleanly) {
     std::string corruption;
     EXPECT_GT(echo_connection(client.get(), ep, 0, 4, warmup, corruption), 0u);
     thread_usleep(20 * 1000);
-    const int baseline = count_fds();
+    const int baseline = count_open_fds();
 
     arm("reset,enomem,eagain,eintr,short,delay,spurious");
     Errnos errors;
@@ -252,9 +253,7 @@ TEST_P(EchoUnderFaults, BytesArriveIntactOrTheConnectionFailsCleanly) {
     server->terminate();
     server.reset();
     client.reset();
-    // Connections the server is still closing: a bounded wait.
-    for (int i = 0; i < 200 && count_fds() > baseline; i++) thread_usleep(10 * 1000);
-    EXPECT_LE(count_fds(), baseline);
+    expect_fds_back_to(baseline);
 }
 
 std::string echo_name(const ::testing::TestParamInfo<EchoParam>& p) {
@@ -323,7 +322,7 @@ TEST_P(WorkloadUnderFaults, RpcRepliesAreExactOrCallsFailCleanly) {
     EndPoint ep = server->getsockname();
     std::unique_ptr<ISocketClient> client(new_tcp_socket_client());
     thread_usleep(10 * 1000);
-    const int baseline = count_fds();
+    const int baseline = count_open_fds();
 
     arm("reset,enomem,eagain,eintr,short,delay,spurious");
     Errnos errors;
@@ -388,8 +387,7 @@ TEST_P(WorkloadUnderFaults, RpcRepliesAreExactOrCallsFailCleanly) {
     skeleton->shutdown();
     server.reset();
     client.reset();
-    for (int i = 0; i < 200 && count_fds() > baseline; i++) thread_usleep(10 * 1000);
-    EXPECT_LE(count_fds(), baseline);
+    expect_fds_back_to(baseline);
 }
 
 // ---- HTTP -------------------------------------------------------------------------
@@ -416,7 +414,7 @@ TEST_P(WorkloadUnderFaults, HttpBodiesAreExactOrRequestsFailCleanly) {
     std::string base = "http://127.0.0.1:" + std::to_string(server->getsockname().port);
     std::unique_ptr<http::Client> client(http::new_http_client());
     thread_usleep(10 * 1000);
-    const int baseline = count_fds();
+    const int baseline = count_open_fds();
 
     arm("reset,enomem,eagain,eintr,short,delay,spurious");
     Errnos errors;
@@ -482,8 +480,7 @@ TEST_P(WorkloadUnderFaults, HttpBodiesAreExactOrRequestsFailCleanly) {
     server.reset();
     client.reset();
     http.reset();
-    for (int i = 0; i < 200 && count_fds() > baseline; i++) thread_usleep(10 * 1000);
-    EXPECT_LE(count_fds(), baseline);
+    expect_fds_back_to(baseline);
 }
 
 // ---- file copies ------------------------------------------------------------------
@@ -502,7 +499,7 @@ TEST_P(WorkloadUnderFaults, FileCopiesAreExactOrFailWithEio) {
         ASSERT_TRUE(f);
         ASSERT_EQ((ssize_t)size, f->pwrite(data.data(), size, 0));
     }
-    const int baseline = count_fds();
+    const int baseline = count_open_fds();
 
     arm("eio,enomem");
     Errnos errors;
@@ -544,7 +541,7 @@ TEST_P(WorkloadUnderFaults, FileCopiesAreExactOrFailWithEio) {
     lfs->unlink("src");
     lfs->unlink("dst");
     lfs.reset();
-    EXPECT_LE(count_fds(), baseline);
+    EXPECT_LE(count_open_fds(), baseline);
     rmdir(dir);
 }
 
