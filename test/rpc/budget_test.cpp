@@ -113,23 +113,9 @@ protected:
     EndPoint ep;
 };
 
-// One Echo frame carrying `len` bytes of text, as a stub would send it.
+// One Echo frame carrying `len` bytes of text.
 std::string echo_frame(size_t len, uint64_t tag, uint32_t delay_ms = 0) {
-    std::string text(len, 'x');
-    Echo::Request req;
-    req.delay_ms = delay_ms;
-    req.str = std::string_view(text);
-    rpc::SerializerIOV ser;
-    ser.zero_pointers = true;
-    ser.serialize(req);
-    std::string frame(sizeof(rpc::Header), '\0');
-    for (auto& v : ser.iov) frame.append((const char*)v.iov_base, v.iov_len);
-    rpc::Header h;
-    h.size = (uint32_t)(frame.size() - sizeof(h));
-    h.function = rpc::FunctionID(Echo::IID, Echo::FID);
-    h.tag = tag;
-    memcpy(&frame[0], &h, sizeof(h));
-    return frame;
+    return rpc_test::echo_frame(std::string(len, 'x'), tag, delay_ms);
 }
 
 // Reads one reply frame: its error (0 if none); -1 if the connection ended.

@@ -82,23 +82,6 @@ int child(int port_fd, int stop_fd) {
     return photon::fini() < 0 ? 17 : 0;
 }
 
-std::string echo_frame(const std::string& text, uint64_t tag, uint32_t delay_ms) {
-    Echo::Request req;
-    req.delay_ms = delay_ms;
-    req.str = std::string_view(text);
-    rpc::SerializerIOV ser;
-    ser.zero_pointers = true;
-    ser.serialize(req);
-    std::string frame(sizeof(rpc::Header), '\0');
-    for (auto& v : ser.iov) frame.append((const char*)v.iov_base, v.iov_len);
-    rpc::Header h;
-    h.size = (uint32_t)(frame.size() - sizeof(h));
-    h.function = rpc::FunctionID(Echo::IID, Echo::FID);
-    h.tag = tag;
-    memcpy(&frame[0], &h, sizeof(h));
-    return frame;
-}
-
 int connect_to(uint16_t port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};

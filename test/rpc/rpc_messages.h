@@ -2,7 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
 
+#include <photon/rpc/rpc.h>
 #include <photon/rpc/serialize.h>
 
 namespace rpc_test {
@@ -75,5 +79,24 @@ struct Missing : TestSvc {
     using Request = Echo::Request;
     using Response = Echo::Response;
 };
+
+// One Echo frame carrying `text`, as a stub would send it (header and
+// serialized request, pointer fields zeroed).
+inline std::string echo_frame(const std::string& text, uint64_t tag, uint32_t delay_ms = 0) {
+    Echo::Request req;
+    req.delay_ms = delay_ms;
+    req.str = std::string_view(text);
+    rpc::SerializerIOV ser;
+    ser.zero_pointers = true;
+    ser.serialize(req);
+    std::string frame(sizeof(rpc::Header), '\0');
+    for (auto& v : ser.iov) frame.append((const char*)v.iov_base, v.iov_len);
+    rpc::Header h;
+    h.size = (uint32_t)(frame.size() - sizeof(h));
+    h.function = rpc::FunctionID(Echo::IID, Echo::FID);
+    h.tag = tag;
+    memcpy(&frame[0], &h, sizeof(h));
+    return frame;
+}
 
 }  // namespace rpc_test
