@@ -165,21 +165,12 @@ ClientStream* ClientConnection::request(const std::vector<HeaderField>& fields, 
     while (usable() && c->streams.size() >= c->peer_max_streams)
         if (c->windows.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return nullptr;
     if (!usable()) return errno = c->dead && !c->peer_goaway ? ECONNRESET : EAGAIN, nullptr;
-    std::string block, out;
     SCOPED_LOCK(c->wlock);  // ids go out in the order they are given
     uint32_t id = c->next_id;
     c->next_id += 2;
     auto s = new ClientStreamImpl(c, id);
     c->streams[id] = s;
-    c->enc.begin_block(&block);
-    for (auto& f : fields)
-        if (!connection_specific(f.name)) c->enc.add(f.name, f.value, &block, f.never_index);
-    write_headers(id, block, end_stream, c->peer_max_frame, &out);
-    s->head_sent = true;
-    s->end_local = end_stream;
-    c->sock->timeout(c->opt.idle_timeout);
-    if (c->sock->write(out.data(), out.size()) != (ssize_t)out.size()) {
-        c->dead = true;
+    if (s->write_head_locked(fields, end_stream) < 0) {
         c->end_all();
         c->close_stream(s, true);
         c->reaped.push_back(s);

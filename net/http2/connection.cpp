@@ -65,8 +65,12 @@ ssize_t StreamCore::read_body(void* buf, size_t n, uint64_t timeout) {
 int StreamCore::send_head(const std::vector<HeaderField>& fields, bool end_stream) {
     if (gone()) return errno = ECONNRESET, -1;
     if (end_local) return errno = EPIPE, -1;
-    std::string block, out;
     SCOPED_LOCK(c->wlock);  // HPACK state follows the order on the wire
+    return write_head_locked(fields, end_stream);
+}
+
+int StreamCore::write_head_locked(const std::vector<HeaderField>& fields, bool end_stream) {
+    std::string block, out;
     c->enc.begin_block(&block);
     for (auto& f : fields)
         if (!connection_specific(f.name)) c->enc.add(f.name, f.value, &block, f.never_index);

@@ -54,6 +54,8 @@ struct StreamCore {
     ssize_t read_body(void* buf, size_t n, uint64_t timeout);
     // A header block (fields in order; connection-specific ones dropped).
     int send_head(const std::vector<HeaderField>& fields, bool end_stream);
+    // The same with the connection's write lock held by the caller.
+    int write_head_locked(const std::vector<HeaderField>& fields, bool end_stream);
     // Body bytes out, as the windows allow: n or -1.
     ssize_t write_body(const void* buf, size_t n, uint64_t timeout);
     // Ends the body (with trailers if given).
