@@ -22,12 +22,14 @@ packages=(
     liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev libext2fs-dev zlib1g-dev
     clang clang-format libclang-rt-14-dev valgrind
 )
-# Peers of the HTTP/TLS/WebSocket, HTTP/2 (nghttp, h2load), FUSE (fusermount3), extfs
-# (fsck.ext4, debugfs) and gdb-helper tests and of the benchmarks (tests skip without them):
+# Peers of the HTTP/TLS/WebSocket, HTTP/2 (nghttp, h2load, h2o), gRPC (grpc C++ built from
+# libgrpc++-dev, etcd), FUSE (fusermount3), extfs (fsck.ext4, debugfs) and gdb-helper tests and of
+# the benchmarks (tests skip without them):
 # installed in a second apt-get call, so that one of them failing (a service that cannot start)
 # costs nothing else. Go (golang-go, unless a go is on PATH) builds the Go peers below.
 peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb e2fsprogs
-    nghttp2-client)
+    nghttp2-client h2o libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+    etcd-server etcd-client)
 command -v go >/dev/null 2>&1 || peers+=(golang-go)
 # Go peers, pinned, built from the Go module proxy with `go install` into /usr/local/bin (root)
 # or ~/go/bin: h2spec (the HTTP/2 conformance suite).
