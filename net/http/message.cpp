@@ -122,9 +122,10 @@ void Message::clear_state() {
     writer_.reset(out_, Framing::None, 0);
 }
 
-void Message::reset(InputBuffer* in, IStream* out) {
+void Message::reset(InputBuffer* in, IStream* out, HeadSender* hs) {
     in_ = in;
     out_ = out;
+    head_sender_ = hs;
     clear_state();
 }
 
@@ -244,7 +245,11 @@ int Message::send_header() {
     Framing f;
     uint64_t len = 0;
     std::string_view te = headers["Transfer-Encoding"];
-    if (headers.has("Transfer-Encoding")) {
+    if (head_sender_) {
+        bool cl = headers.has("Content-Length");
+        len = cl ? headers.content_length() : 0;
+        f = cl ? Framing::ContentLength : Framing::UntilClose;
+    } else if (headers.has("Transfer-Encoding")) {
         if (!iequals(te, "chunked") || headers.count("Transfer-Encoding") > 1 ||
             headers.has("Content-Length")) {
             errno = EINVAL;
@@ -260,15 +265,27 @@ int Message::send_header() {
     // 204, 304: length is metadata only; HEAD: framed as GET, bytes dropped.
     bool discard = body_discarded();
     if (!body_allowed() && !discard) f = Framing::None;
-    std::string head;
-    if (start_line(&head) < 0) return -1;
-    headers.serialize(&head);
-    head += "\r\n";
-    if (out_->write(head.data(), head.size()) != (ssize_t)head.size()) return -1;
+    if (write_head() < 0) return -1;
     head_sent_ = true;
     message_status = HEADER_SENT;
     writer_.reset(out_, f, len, discard);
     return 0;
+}
+
+int Message::write_head() {
+    if (head_sender_) return head_sender_->send_head(*this);
+    std::string head;
+    if (start_line(&head) < 0) return -1;
+    headers.serialize(&head);
+    head += "\r\n";
+    return out_->write(head.data(), head.size()) == (ssize_t)head.size() ? 0 : -1;
+}
+
+void Message::head_received(Framing framing, uint64_t content_length) {
+    framing_ = framing;
+    content_length_ = framing == Framing::ContentLength ? content_length : 0;
+    reader_.reset(in_, framing, content_length_, &limits_, &trailers);
+    message_status = HEADER_PARSED;
 }
 
 ssize_t Message::write(const void* buf, size_t count) {

@@ -59,7 +59,23 @@ public:
 
     // Binds to a connection and clears the message: reads come through `in`
     // (owned by the caller, one per connection), writes go to `out`.
-    void reset(InputBuffer* in, IStream* out);
+    void reset(InputBuffer* in, IStream* out) { reset(in, out, nullptr); }
+    // Extension, for messages on an HTTP/2 stream (the library's HTTP/2
+    // server and client bind them): the head goes out through `hs` as a
+    // header block, and `in` / `out` carry the body bytes alone, which the
+    // stream frames (no chunked encoding, no Transfer-Encoding; a
+    // Content-Length still bounds what may be written).
+    class HeadSender {
+    public:
+        virtual int send_head(Message& m) = 0;
+
+    protected:
+        ~HeadSender() = default;
+    };
+    void reset(InputBuffer* in, IStream* out, HeadSender* hs);
+    // Extension, for the same: a head that came as a header block, its
+    // fields set by the caller; the body is read from `in` with this framing.
+    void head_received(Framing framing, uint64_t content_length);
     // Photon's: binds to socket stream s (reads through a buffer of the
     // message's own), clearing the message; deletes s later (at the next
     // reset or destruction) if stream_ownership.
@@ -138,7 +154,8 @@ public:
     // head and a small body in one writev): the stream writes go to.
     IStream* output() const { return out_; }
     // Extension: appends the head send_header() would send to *head and marks
-    // the message as sent (send() then adds nothing). The message must have
+    // the message as sent (send() then adds nothing; on an HTTP/2 stream the
+    // head is sent now and nothing is appended). The message must have
     // a Content-Length or no body (HEAD, 304...): the caller writes *head and
     // exactly that many body bytes (none without a body) to output(). -1 with
     // errno EINVAL if the head was sent or the body is not so framed.
@@ -148,9 +165,13 @@ public:
             errno = EINVAL;
             return -1;
         }
-        if (start_line(head) < 0) return -1;
-        headers.serialize(head);
-        head->append("\r\n");
+        if (head_sender_) {  // the head goes as a header block now; *head stays
+            if (head_sender_->send_head(*this) < 0) return -1;
+        } else {
+            if (start_line(head) < 0) return -1;
+            headers.serialize(head);
+            head->append("\r\n");
+        }
         head_sent_ = true;
         message_status = HEADER_SENT;
         writer_.reset(out_, Framing::None, 0);
@@ -171,6 +192,9 @@ protected:
     // An outgoing message framed as if it had a body whose bytes are not sent
     // (the answer to HEAD: the head a GET would get, body writes dropped).
     virtual bool body_discarded() const { return false; }
+    // Sends the head once send_header() has chosen the body's framing: the
+    // HTTP/1.1 bytes to out_, or the head sender's header block.
+    int write_head();
     int fail(ParseError e);
     void clear_state();
     // The socket stream bound by reset(ISocketStream*), or the output if it
@@ -181,6 +205,7 @@ protected:
     Limits limits_;
     InputBuffer* in_ = nullptr;
     IStream* out_ = nullptr;
+    HeadSender* head_sender_ = nullptr;
     BodyReader reader_;
     BodyWriter writer_;
     ParseError error_ = ParseError::None;
