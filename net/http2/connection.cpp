@@ -8,6 +8,7 @@
 
 #include <photon/common/alog.h>
 #include <photon/net/socket.h>
+#include <photon/thread/thread11.h>
 
 #include "request_check.h"
 
@@ -19,6 +20,13 @@ namespace {
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr size_t kClosedMemory = 4096;     // closed stream ids remembered (for STREAM_CLOSED)
 constexpr uint64_t kStopPoll = 50 * 1000;  // how often a stopping reader looks for the end
+// The outbox's bounds: a stream's HEADERS and DATA wait while this much is
+// queued (the backpressure a socket write gave before frames were queued);
+// control frames, mostly the reader's answers, only past kControlLimit, so
+// that the reader does not stop for a slow writer unless the peer floods.
+constexpr size_t kStreamLimit = 64 * 1024;
+constexpr size_t kControlLimit = 1 << 20;
+constexpr size_t kKeepCapacity = 256 * 1024;  // an outbox larger than this is freed once written
 
 }  // namespace
 
@@ -70,19 +78,17 @@ int StreamCore::send_head(const std::vector<HeaderField>& fields, bool end_strea
 }
 
 int StreamCore::write_head_locked(const std::vector<HeaderField>& fields, bool end_stream) {
-    std::string block, out;
+    if (c->room(kStreamLimit) < 0) return -1;
+    auto& block = c->hblock_;
+    block.clear();
     c->enc.begin_block(&block);
     for (auto& f : fields)
         if (!connection_specific(f.name)) c->enc.add(f.name, f.value, &block, f.never_index);
-    write_headers(id_, block, end_stream, c->peer_max_frame, &out);
+    write_headers(id_, block, end_stream, c->peer_max_frame, &c->out_);
+    c->last_data_at_ = SIZE_MAX;
+    c->queued();
     if (end_stream) end_local = true;
     head_sent = true;
-    if (c->dead) return errno = ECONNRESET, -1;
-    c->sock->timeout(c->opt.idle_timeout);
-    if (c->sock->write(out.data(), out.size()) != (ssize_t)out.size()) {
-        c->dead = true;
-        return errno = ECONNRESET, -1;
-    }
     return 0;
 }
 
@@ -90,19 +96,27 @@ ssize_t StreamCore::write_body(const void* buf, size_t n, uint64_t timeout) {
     Timeout t(timeout);
     size_t done = 0;
     while (done < n) {
-        while (!gone() && !end_local && (send_window <= 0 || c->send_window <= 0))
-            if (c->windows.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
         if (gone()) return errno = ECONNRESET, -1;
         if (end_local) return errno = EPIPE, -1;
+        if (send_window <= 0 || c->send_window <= 0) {
+            if (c->windows.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
+            continue;
+        }
+        if (c->out_.size() >= kStreamLimit) {  // (the windows may move while it waits)
+            if (c->room(kStreamLimit, t) < 0) return -1;
+            continue;
+        }
         size_t k = std::min<int64_t>(
             {(int64_t)(n - done), send_window, c->send_window, (int64_t)c->peer_max_frame});
-        std::string head;
-        write_data_header(id_, k, false, &head);
-        struct iovec iov[2] = {{&head[0], head.size()}, {(char*)buf + done, k}};
+        size_t at = c->out_.size();
+        write_data_header(id_, k, false, &c->out_);
+        c->out_.append((const char*)buf + done, k);
+        c->last_data_at_ = at;
+        c->last_data_stream_ = id_;
         send_window -= k;
         c->send_window -= k;
-        if (c->sendv(iov, 2) < 0) return -1;
         done += k;
+        c->queued();
     }
     return (ssize_t)n;
 }
@@ -111,9 +125,14 @@ int StreamCore::end_body(const std::vector<HeaderField>* trailers) {
     if (end_local) return 0;
     if (trailers && !trailers->empty()) return send_head(*trailers, true);
     if (gone()) return errno = ECONNRESET, -1;
+    end_local = true;
+    if (c->last_data_at_ != SIZE_MAX && c->last_data_stream_ == id_) {
+        // The stream's last DATA frame is still queued: it ends the stream.
+        c->out_[c->last_data_at_ + 4] |= flags::END_STREAM;
+        return 0;
+    }
     std::string out;
     write_data_header(id_, 0, true, &out);
-    end_local = true;
     return c->send(out);
 }
 
@@ -158,22 +177,83 @@ int Connection::fill(size_t n, Timeout deadline) {
     return 0;
 }
 
+Connection::~Connection() { finish_writes(); }
+
 int Connection::send(const std::string& bytes) {
-    struct iovec iov = {(void*)bytes.data(), bytes.size()};
-    return sendv(&iov, 1);
+    if (room(kControlLimit) < 0) return -1;
+    out_.append(bytes);
+    last_data_at_ = SIZE_MAX;
+    queued();
+    return 0;
 }
 
-int Connection::sendv(const struct iovec* iov, int n) {
-    SCOPED_LOCK(wlock);
+int Connection::room(size_t limit, Timeout t) {
+    while (!dead && out_.size() >= limit)
+        if (drained_.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
     if (dead) return errno = ECONNRESET, -1;
-    size_t total = 0;
-    for (int i = 0; i < n; i++) total += iov[i].iov_len;
-    sock->timeout(opt.idle_timeout);
-    if (sock->writev(iov, n) != (ssize_t)total) {
-        dead = true;
-        return errno = ECONNRESET, -1;
-    }
     return 0;
+}
+
+void Connection::queued() {
+    if (writer_ || start_writer())
+        out_ready_.notify_one();  // it runs after the coroutines now ready
+    else
+        write_out();  // no coroutine to be had: the caller writes
+}
+
+bool Connection::start_writer() {
+    if (writer_stop_) return false;
+    writer_ = thread_create11(&Connection::write_loop, this);
+    if (!writer_) return false;
+    writer_join_ = thread_enable_join(writer_);
+    return true;
+}
+
+// The writer: the frames queued while it waited for its turn go out in one
+// write, so the responses to the requests of one read leave together, while a
+// lone frame waits for nothing but the coroutines that were ready before it.
+void Connection::write_loop() {
+    for (;;) {
+        while (out_.empty() && !writer_stop_) out_ready_.wait_no_lock();
+        if (out_.empty()) return;
+        write_out();
+    }
+}
+
+// Writes what is queued, batch after batch, until nothing is.
+void Connection::write_out() {
+    if (writing_) return;  // the coroutine writing now loops for these bytes too
+    writing_ = true;
+    while (!out_.empty()) {
+        batch_.swap(out_);  // the outbox fills up again while the batch is written
+        last_data_at_ = SIZE_MAX;
+        drained_.notify_all();
+        if (!broken_) {
+            sock->timeout(opt.idle_timeout);
+            if (sock->write(batch_.data(), batch_.size()) != (ssize_t)batch_.size()) {
+                broken_ = true;
+                // (After finish_writes() began, the streams may be gone already.)
+                if (writer_stop_)
+                    dead = true;
+                else
+                    end_all();  // every waiter hears ECONNRESET
+            }
+        }
+        batch_.clear();
+        if (batch_.capacity() > kKeepCapacity) std::string().swap(batch_);
+    }
+    writing_ = false;
+}
+
+void Connection::finish_writes() {
+    writer_stop_ = true;
+    if (writer_join_) {
+        out_ready_.notify_one();
+        thread_join(writer_join_);
+        writer_join_ = nullptr;
+        writer_ = nullptr;
+    }
+    write_out();
 }
 
 void Connection::goaway(ErrorCode code, const char* why) {
@@ -286,9 +366,11 @@ void Connection::end_all() {
     dead = true;
     for (auto& kv : streams) kv.second->readable.notify_all();
     windows.notify_all();
+    drained_.notify_all();
 }
 
 void Connection::linger() {
+    finish_writes();
     if (!goaway_sent) return;
     sock->shutdown(ShutdownHow::Write);
     Timeout t(1000 * 1000);

@@ -1,11 +1,10 @@
 // What the two sides of an HTTP/2 connection share (RFC 9113): the frame
-// reader over a read-ahead buffer, frame writes under one lock, HPACK both
-// ways, flow control (the send windows a writer waits for; the receive
-// windows given back as the body is read, the connection's taken from the
-// memory budget), SETTINGS, PING, GOAWAY, RST_STREAM, CONTINUATION runs, the
-// limits against floods, and a stream's body in both directions. The server
-// (server_connection.h) and the client (client_connection.h) add what a
-// HEADERS block means to them.
+// reader over a read-ahead buffer, the outbox (frames queued whole and written
+// together by a writer coroutine: a group commit), HPACK both ways, flow control (the send windows
+// a writer waits for; the receive windows given back as the body is read, the connection's taken
+// from the memory budget), SETTINGS, PING, GOAWAY, RST_STREAM, CONTINUATION runs, the limits
+// against floods, and a stream's body in both directions. The server (server_connection.h) and the
+// client (client_connection.h) add what a HEADERS block means to them.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +22,6 @@
 #include "hpack.h"
 #include "connection_options.h"
 
-struct iovec;
 
 namespace photon {
 namespace net {
@@ -56,9 +54,11 @@ struct StreamCore {
     int send_head(const std::vector<HeaderField>& fields, bool end_stream);
     // The same with the connection's write lock held by the caller.
     int write_head_locked(const std::vector<HeaderField>& fields, bool end_stream);
-    // Body bytes out, as the windows allow: n or -1.
+    // Body bytes out, as the windows allow: n or -1. The bytes are queued
+    // (copied), not yet written, when it returns.
     ssize_t write_body(const void* buf, size_t n, uint64_t timeout);
-    // Ends the body (with trailers if given).
+    // Ends the body (with trailers if given); the END_STREAM flag goes on the
+    // stream's last DATA frame if that is still queued.
     int end_body(const std::vector<HeaderField>* trailers);
     void reset_stream(ErrorCode code);
 };
@@ -66,7 +66,7 @@ struct StreamCore {
 class Connection {
 public:
     Connection(ISocketStream* s, const ConnectionOptions& o, bool server);
-    virtual ~Connection() = default;
+    virtual ~Connection();
 
     ISocketStream* sock;
     ConnectionOptions opt;
@@ -96,7 +96,7 @@ public:
     bool discard_block = false;  // its stream was refused: decode it only to keep HPACK in step
     std::string block;
 
-    mutex wlock;
+    mutex wlock;                 // HPACK's encoder: blocks are queued in the order encoded
     condition_variable windows;  // send windows grew, or the connection ended
 
     bool got_settings = false, settings_acked = false;
@@ -113,8 +113,19 @@ public:
     // an error end (errno).
     int next_frame();
     int fill(size_t n, Timeout deadline);
+    // Queues a control frame (the writer coroutine writes it): 0, or -1
+    // (ECONNRESET once the connection is over). It waits only while a
+    // MiB is queued already (a peer that sends but does not read).
     int send(const std::string& bytes);
-    int sendv(const struct iovec* iov, int n);
+    // Waits until fewer than `limit` bytes are queued: 0, or -1 (ECONNRESET,
+    // ETIMEDOUT). Callers append to the outbox right after, with no yield.
+    int room(size_t limit, Timeout t = {});
+    // After bytes were appended to the outbox: the writer will write them
+    // once the coroutines now ready to run have had their turn.
+    void queued();
+    // Writes out what is queued and ends the writer (the connection's last
+    // writes are done then). Idempotent.
+    void finish_writes();
     void goaway(ErrorCode code, const char* why);
     void rst(uint32_t id, ErrorCode code);
     void consumed(StreamCore* s, size_t n);
@@ -147,6 +158,24 @@ protected:
     bool on_block(uint32_t id, uint8_t flags, std::string_view block);
 
 private:
+    friend struct StreamCore;
+    void write_loop();
+    bool start_writer();
+    void write_out();
+
+    // The outbox (queued frames, written in one write per round, the group
+    // commit), and the batch being written while the next one fills up.
+    std::string out_, batch_;
+    size_t last_data_at_ = SIZE_MAX;  // offset in out_ of its last frame if that is DATA
+    uint32_t last_data_stream_ = 0;
+    std::string hblock_;  // a header block being encoded (kept for its capacity)
+    thread* writer_ = nullptr;
+    join_handle* writer_join_ = nullptr;
+    bool writer_stop_ = false, writing_ = false;
+    bool broken_ = false;           // a write failed: nothing more goes out
+    condition_variable out_ready_;  // for the writer: bytes queued, or stop
+    condition_variable drained_;    // for queuers: the outbox was taken by the writer
+
     Timeout next_deadline() const;
     bool on_timeout();
     bool dispatch(const FrameHeader& h);
