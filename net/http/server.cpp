@@ -14,6 +14,7 @@
 #include <photon/thread/thread.h>
 
 #include "server_conn.h"
+#include "server_h2.h"
 
 namespace photon {
 namespace net {
@@ -43,23 +44,6 @@ bool pattern_matches(std::string_view pattern, std::string_view path, std::strin
     if (path.size() < pattern.size() || path.compare(0, pattern.size(), pattern) != 0) return false;
     *remain = path.substr(pattern.size());
     return path.size() == pattern.size() || pattern.back() == '/' || path[pattern.size()] == '/';
-}
-
-void standard_headers(Response& resp) {
-    (void)resp.headers.append_valid("Server", "photon");  // into a cleared set: no duplicate
-    (void)resp.headers.append_valid("Date", http_date());
-}
-
-// A short text response "<code> <reason>\n" (head only where no body is
-// allowed). The head goes out with the body in one write.
-void simple_response(ServerResponse& resp, int status) {
-    (void)resp.set_result(status);
-    char body[64];
-    std::string_view reason = status_reason(status);
-    int len = snprintf(body, sizeof(body), "%d %.*s\n", status, (int)reason.size(), reason.data());
-    (void)resp.headers.set("Content-Type", "text/plain");
-    (void)resp.headers.content_length((uint64_t)len);
-    if (resp.may_have_body()) (void)resp.write(body, (size_t)len);
 }
 
 }  // namespace
@@ -160,7 +144,7 @@ int HTTPServerImpl::dispatch(Request& req, Response& resp) {
     for (auto& r : routes_)
         if (pattern_matches(r.pattern, path, &remain)) return r.call(req, resp);
     if (default_.set()) return default_.call(req, resp);
-    simple_response(static_cast<ServerResponse&>(resp), 404);
+    simple_response(resp, 404, req.verb() != Verb::HEAD);
     return 0;
 }
 
@@ -225,7 +209,20 @@ int HTTPServerImpl::serve(Connection& c) {
         } else {
             c.reader.idle(n ? opts_.keepalive_timeout : opts_.header_timeout);
         }
+        if (n == 0) {  // the first bytes tell whether it speaks HTTP/2
+            int h2 = speaks_http2(c);
+            if (h2 < 0) return head_failed(c);
+            if (h2) return serve_http2(c, {this, &HTTPServerImpl::dispatch});
+            if (c.in.size()) {
+                c.reader.head();
+                if (c.hold_request() < 0) return head_failed(c);
+            }
+        }
         if (c.req.receive_header() < 0) return head_failed(c);
+        if (c.req.headers.has("Upgrade")) {
+            int r = upgrade_to_http2(c, {this, &HTTPServerImpl::dispatch});
+            if (r <= 0) return r;
+        }
         c.reader.start_body();
         c.stream.start_response();
         int r = respond(c, ++n);
@@ -271,7 +268,7 @@ void HTTPServerImpl::send_error(Connection& c, int status) {
     (void)resp.headers.insert("Connection", "close");
     if (status == 503) (void)resp.headers.insert("Retry-After", "1");
     c.stream.hold_next();
-    simple_response(resp, status);
+    simple_response(resp, status, resp.may_have_body());
     (void)resp.send();
     (void)c.stream.flush();
 }
@@ -321,7 +318,7 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
             standard_headers(resp);
             (void)resp.headers.insert("Connection", "close");
             c.stream.hold_next();
-            simple_response(resp, status);
+            simple_response(resp, status, resp.may_have_body());
         } else {
             if (close) (void)resp.headers.set("Connection", "close");
             if (!has_framing && (resp.may_have_body() || resp.discards_body()))

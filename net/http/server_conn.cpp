@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <ctime>
 #include <vector>
 
@@ -398,6 +399,21 @@ int ServerResponse::start_line(std::string* out) const {
         (!headers.has("Content-Length") || headers.has("Transfer-Encoding")))
         conn->stream.hold_none();
     return Response::start_line(out);
+}
+
+void standard_headers(Response& resp) {
+    (void)resp.headers.append_valid("Server", "photon");  // into a cleared set: no duplicate
+    (void)resp.headers.append_valid("Date", http_date());
+}
+
+void simple_response(Response& resp, int status, bool body) {
+    (void)resp.set_result(status);
+    char text[64];
+    std::string_view reason = status_reason(status);
+    int len = snprintf(text, sizeof(text), "%d %.*s\n", status, (int)reason.size(), reason.data());
+    (void)resp.headers.set("Content-Type", "text/plain");
+    (void)resp.headers.content_length((uint64_t)len);
+    if (body) (void)resp.write(text, (size_t)len);
 }
 
 // ---- Date -------------------------------------------------------------

@@ -30,7 +30,8 @@ struct Connection;
 // handler left unread (Drain), never a handler's.
 // WebSocket: a stream that took the connection over waits for frames (it
 // sends Close 1001 when interrupted by stop()).
-enum class WaitState : uint8_t { None, Idle, Head, Drain, WebSocket };
+// Http2: the reader of an HTTP/2 connection, until it has acted on stop().
+enum class WaitState : uint8_t { None, Idle, Head, Drain, WebSocket, Http2 };
 
 // An unread body up to this size is read and dropped to keep the connection;
 // a larger one closes it.
@@ -264,6 +265,12 @@ Connection* connection_of(Request& req);
 
 // The bytes the server holds for a request in flight on c.
 size_t request_bytes(const Connection& c);
+
+// The Server and Date fields every response gets.
+void standard_headers(Response& resp);
+// A short text response "<code> <reason>\n" (the body only if `body`: the
+// response may carry one).
+void simple_response(Response& resp, int status, bool body);
 
 // The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made at most
 // once a second per OS thread.

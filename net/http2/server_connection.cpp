@@ -13,11 +13,13 @@ namespace http2 {
 struct StreamImpl final : StreamCore, Stream {
     std::vector<HeaderField> req, trl;
     bool handler_done = false;
+    bool body_expected = false;
 
     using StreamCore::StreamCore;
     uint32_t id() const override { return id_; }
     const std::vector<HeaderField>& request() const override { return req; }
     const std::vector<HeaderField>& trailers() const override { return trl; }
+    bool has_body() const override { return body_expected; }
     ssize_t read(void* buf, size_t n, uint64_t timeout) override {
         return read_body(buf, n, timeout);
     }
@@ -45,8 +47,15 @@ struct ServerConnection::Impl final : Connection {
     Impl(ISocketStream* s, const ConnectionOptions& o, StreamHandler h)
         : Connection(s, o, true), handler(std::move(h)) {}
 
-    int run(std::string_view pre);
+    const std::atomic<bool>* stop_flag = nullptr;
+    std::function<void()> on_stop;
+
+    int run(std::string_view pre, StreamImpl* upgraded = nullptr);
     int read_preface();
+    // A read the stop flag interrupted: stops (once); false if it was not that.
+    bool stop_requested();
+    void start_handler(StreamImpl* s);
+    bool apply_upgrade_settings(std::string_view payload);
     bool open_stream(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields, bool too_large);
 
     bool on_new_block(uint32_t id, uint8_t fl, std::vector<HeaderField>&& fields,
@@ -89,6 +98,7 @@ bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<He
     s->req = std::move(fields);
     s->content_length = cl;
     s->end_remote = fl & flags::END_STREAM;
+    s->body_expected = !s->end_remote;
     streams[id] = s;
     if (too_large) {  // 10.5.1: answered without its handler
         s->send_head({{":status", "431"}}, true);
@@ -97,6 +107,12 @@ bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<He
         reaped.push_back(s);
         return true;
     }
+    start_handler(s);
+    return true;
+}
+
+void ServerConnection::Impl::start_handler(StreamImpl* s) {
+    uint32_t id = s->id_;
     handlers++;
     auto th = thread_create11([this, s] {
         handler(*s);
@@ -116,9 +132,48 @@ bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<He
         handlers--;
         streams.erase(id);
         delete s;
-        return refuse(ErrorCode::REFUSED_STREAM);
+        closed[id] = true;
+        rst(id, ErrorCode::REFUSED_STREAM);
+    }
+}
+
+bool ServerConnection::Impl::stop_requested() {
+    if (errno != ECANCELED || !stop_flag || !stop_flag->load(std::memory_order_relaxed))
+        return false;
+    if (!stopping) {
+        stopping = true;
+        goaway(ErrorCode::NO_ERROR, "stopping");
+        if (on_stop) on_stop();
     }
     return true;
+}
+
+// RFC 7540 3.2.1: the HTTP2-Settings payload counts as the client's first
+// SETTINGS, acknowledged by the 101.
+bool ServerConnection::Impl::apply_upgrade_settings(std::string_view payload) {
+    if (payload.size() % 6) return false;
+    FrameError err;
+    return parse_settings(
+        payload,
+        [&](uint16_t id, uint32_t v) {
+            switch ((SettingId)id) {
+                case SettingId::HEADER_TABLE_SIZE:
+                    enc.set_peer_max_table_size(v);
+                    break;
+                case SettingId::INITIAL_WINDOW_SIZE:
+                    peer_initial_window = v;
+                    break;
+                case SettingId::MAX_FRAME_SIZE:
+                    peer_max_frame = v;
+                    break;
+                case SettingId::MAX_CONCURRENT_STREAMS:
+                    peer_max_streams = v;
+                    break;
+                default:
+                    break;
+            }
+        },
+        &err);
 }
 
 int ServerConnection::Impl::read_preface() {
@@ -131,12 +186,28 @@ int ServerConnection::Impl::read_preface() {
     return 0;
 }
 
-int ServerConnection::Impl::run(std::string_view pre) {
+int ServerConnection::Impl::run(std::string_view pre, StreamImpl* upgraded) {
     meter_start = last_frame_us = now_us();
     rbuf.assign(pre.data(), pre.size());
-    if (send_settings() < 0) return -1;
-    int r = read_preface();
-    while (r == 0 && (r = next_frame()) == 1) r = 0;
+    if (send_settings() < 0) {
+        delete upgraded;
+        return -1;
+    }
+    if (upgraded) {  // stream 1, half-closed (remote): its handler may answer now
+        last_stream = 1;
+        streams[1] = upgraded;
+        start_handler(upgraded);
+    }
+    int r;
+    while ((r = read_preface()) < 0 && stop_requested()) {
+    }
+    while (r == 0) {
+        r = next_frame();
+        if (r == 1 || (r < 0 && stop_requested()))
+            r = 0;
+        else if (r == 0)
+            break;
+    }
     int e = errno;
     end_all();
     while (handlers > 0) idle.wait_no_lock();
@@ -154,6 +225,20 @@ ServerConnection::ServerConnection(ISocketStream* sock, const ConnectionOptions&
 ServerConnection::~ServerConnection() { delete impl_; }
 
 int ServerConnection::serve(std::string_view read) { return impl_->run(read); }
+
+int ServerConnection::serve_upgraded(std::vector<HeaderField> request, std::string_view settings,
+                                     std::string_view read) {
+    if (!impl_->apply_upgrade_settings(settings)) return errno = EPROTO, -1;
+    auto s = new StreamImpl(impl_, 1);
+    s->req = std::move(request);
+    s->end_remote = true;
+    return impl_->run(read, s);
+}
+
+void ServerConnection::stop_on(const std::atomic<bool>* flag, std::function<void()> on_stop) {
+    impl_->stop_flag = flag;
+    impl_->on_stop = std::move(on_stop);
+}
 
 void ServerConnection::stop() {
     if (impl_->stopping) return;

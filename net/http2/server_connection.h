@@ -11,6 +11,7 @@
 // Internal: the HTTP server puts its handlers on it (h2c, and h2 over TLS).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,8 @@ public:
             if (f.name == name) return f.value;
         return {};
     }
+    // Whether the request's head said a body follows (no END_STREAM on it).
+    virtual bool has_body() const = 0;
     // Body bytes: up to n, 0 at the end; ETIMEDOUT after timeout us.
     virtual ssize_t read(void* buf, size_t n, uint64_t timeout = -1) = 0;
     // The trailers that ended the body, if any (after read() returned 0).
@@ -72,6 +75,18 @@ public:
     // has returned. `read` holds bytes of the connection already read (the
     // client preface, in part or whole). 0 on a clean end, -1 with errno.
     int serve(std::string_view read = {});
+    // Serves a connection upgraded from HTTP/1.1 (RFC 7540 3.2: "Upgrade:
+    // h2c", answered 101 by the caller): `request` (a request without a body)
+    // is stream 1, `settings` the decoded HTTP2-Settings of the request (the
+    // client's SETTINGS payload, acknowledged by the 101), `read` the bytes
+    // read after the request (the client preface, in part or whole). As
+    // serve(); -1 EPROTO for malformed settings (nothing sent then).
+    int serve_upgraded(std::vector<HeaderField> request, std::string_view settings,
+                       std::string_view read = {});
+    // `flag` turning true (another vCPU may set it, then interrupt the
+    // serving coroutine with ECANCELED) stops the connection as stop() does;
+    // `on_stop` runs (in the serving coroutine) once it did.
+    void stop_on(const std::atomic<bool>* flag, std::function<void()> on_stop = {});
     // Graceful stop (from any coroutine of the vCPU): GOAWAY(NO_ERROR), no
     // new streams; serve() returns when the running ones are done.
     void stop();

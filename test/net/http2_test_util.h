@@ -9,7 +9,10 @@
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
 
+#include <sys/wait.h>
+
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -20,6 +23,18 @@
 namespace photon_test {
 
 using namespace photon::net::http2;
+
+// Runs a shell command: its exit status (-1 if it did not run), its stdout
+// appended to *out.
+inline int run_command(const std::string& cmd, std::string* out) {
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 inline std::string h2_pattern(size_t n) {
     std::string s(n, 0);

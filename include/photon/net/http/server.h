@@ -90,6 +90,20 @@ struct ServerOptions {
     // connection closed; a connection waiting for room is not read.
     // nullptr: MemoryBudget::process().
     MemoryBudget* memory_budget = nullptr;
+    // HTTP/2 on the same listener: h2c with prior knowledge (the client
+    // preface first) or by "Upgrade: h2c" (a request without a body), and h2
+    // when the TLS handshake chose it by ALPN (offer "h2" in the TLSContext:
+    // set_alpn_protos({"h2", "http/1.1"})). Each stream runs the handlers on
+    // its own Request and Response; limits.max_head_size bounds a header
+    // list (431), keepalive_timeout an idle connection, body_timeout and
+    // send_timeout each body read and write, and the connection window is
+    // taken from memory_budget. doc/http2.md has the rest.
+    // Only: every connection is HTTP/2 (h2c with prior knowledge, h2), as an
+    // nginx "listen ... http2" port; bytes that are not the client preface
+    // get GOAWAY, where On would answer them as HTTP/1.1 (400).
+    enum class Http2 : uint8_t { Off, On, Only };
+    Http2 http2 = Http2::On;
+    uint32_t http2_max_concurrent_streams = 128;  // more at once are refused (REFUSED_STREAM)
 };
 
 class HTTPServer : public Object {

@@ -1,0 +1,329 @@
+// HTTP/2 for the HTTP server: telling an HTTP/2 connection from an HTTP/1.1
+// one, the Upgrade to h2c, and each stream's Request and Response (the head
+// as a header block, the body through the stream's flow control).
+#include "server_h2.h"
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include <photon/common/alog.h>
+#include <photon/net/security-context/tls-stream.h>
+
+#include "../http2/request_check.h"
+#include "../http2/server_connection.h"
+
+namespace photon {
+namespace net {
+namespace http {
+namespace server_detail {
+
+namespace {
+
+using http2::HeaderField;
+
+// The body of a stream's request, for the request's InputBuffer: a read
+// waits at most body_timeout.
+class BodyIn final : public IStream {
+public:
+    BodyIn(http2::Stream& s, uint64_t timeout) : s_(s), timeout_(timeout) {}
+    bool timed_out() const { return timed_out_; }
+
+    ssize_t read(void* buf, size_t count) override {
+        ssize_t n = s_.read(buf, count, timeout_);
+        if (n < 0 && errno == ETIMEDOUT) timed_out_ = true;
+        return n;
+    }
+    ssize_t readv(const struct iovec* iov, int iovcnt) override {
+        return iovcnt > 0 ? read(iov[0].iov_base, iov[0].iov_len) : 0;
+    }
+    ssize_t write(const void*, size_t) override { return errno = ENOSYS, -1; }
+    ssize_t writev(const struct iovec*, int) override { return errno = ENOSYS, -1; }
+    int close() override { return 0; }
+
+private:
+    http2::Stream& s_;
+    uint64_t timeout_;
+    bool timed_out_ = false;
+};
+
+// The response body, as DATA frames: a write waits for the send windows at
+// most send_timeout.
+class BodyOut final : public IStream {
+public:
+    BodyOut(http2::Stream& s, uint64_t timeout) : s_(s), timeout_(timeout) {}
+
+    ssize_t write(const void* buf, size_t count) override {
+        return count ? s_.write(buf, count, timeout_) : 0;
+    }
+    ssize_t writev(const struct iovec* iov, int iovcnt) override {
+        ssize_t total = 0;
+        for (int i = 0; i < iovcnt; i++) {
+            if (write(iov[i].iov_base, iov[i].iov_len) < 0) return -1;
+            total += (ssize_t)iov[i].iov_len;
+        }
+        return total;
+    }
+    ssize_t read(void*, size_t) override { return errno = ENOSYS, -1; }
+    ssize_t readv(const struct iovec*, int) override { return errno = ENOSYS, -1; }
+    int close() override { return 0; }
+
+private:
+    http2::Stream& s_;
+    uint64_t timeout_;
+};
+
+class StreamResponse final : public Response {
+public:
+    using Response::Response;
+    bool may_have_body() const { return body_allowed(); }
+    bool discards_body() const { return body_discarded(); }
+    bool head_sent() const { return head_sent_; }
+};
+
+std::string lower(std::string_view s) {
+    std::string r(s);
+    for (auto& ch : r) ch = (char)tolower((unsigned char)ch);
+    return r;
+}
+
+// One request stream: its messages, bound to the stream.
+class Exchange final : public Message::HeadSender {
+public:
+    Exchange(Connection& c, http2::Stream& s)
+        : s_(s),
+          body_in_(s, c.opts.body_timeout),
+          body_out_(s, c.opts.send_timeout),
+          in_(&body_in_, 16 * 1024),
+          req_(c.opts.limits),
+          resp_(c.opts.limits) {
+        req_.reset(&in_, &body_out_, this);
+        resp_.reset(&in_, &body_out_, this);
+    }
+
+    // The request from the stream's fields: 0, or the status to answer.
+    int load_request();
+    void serve(Dispatch dispatch);
+
+    int send_head(Message& m) override;
+
+private:
+    // An answer of the server's own, in place of the handler's.
+    void answer(int status);
+
+    http2::Stream& s_;
+    BodyIn body_in_;
+    BodyOut body_out_;
+    InputBuffer in_;
+    Request req_;
+    StreamResponse resp_;
+};
+
+int Exchange::load_request() {
+    std::string_view method, path, authority;
+    for (auto& f : s_.request()) {
+        if (f.name[0] != ':') break;  // pseudo-fields come first (checked)
+        if (f.name == ":method") method = f.value;
+        if (f.name == ":path") path = f.value;
+        if (f.name == ":authority") authority = f.value;
+    }
+    req_.verb(string_to_verb(method));
+    if (req_.verb() == Verb::UNKNOWN) return 501;
+    // CONNECT's target is its authority (RFC 9113 8.5).
+    if (req_.target(req_.verb() == Verb::CONNECT ? authority : path) < 0) return 400;
+    auto& h = req_.headers;
+    // :authority stands for Host (8.3.1); cookie crumbs join again (8.2.3).
+    if (!authority.empty() && h.insert("Host", authority) < 0) return 431;
+    std::string cookie;
+    for (auto& f : s_.request()) {
+        if (f.name[0] == ':') continue;
+        if (f.name == "host" && !authority.empty()) continue;
+        if (f.name == "cookie") {
+            cookie.append(cookie.empty() ? "" : "; ").append(f.value);
+            continue;
+        }
+        if (h.insert(f.name, f.value, 1) < 0) return errno == ENOBUFS ? 431 : 400;
+    }
+    if (!cookie.empty() && h.insert("cookie", cookie) < 0) return 431;
+    if (!s_.has_body()) {
+        req_.head_received(Framing::None, 0);
+    } else if (h.has("Content-Length")) {
+        uint64_t len = h.content_length();
+        if (len > req_.limits().max_body_size) return 413;
+        req_.head_received(Framing::ContentLength, len);
+    } else {
+        req_.head_received(Framing::UntilClose, 0);
+    }
+    resp_.for_request(req_.verb(), 1);
+    return 0;
+}
+
+int Exchange::send_head(Message& m) {
+    auto& r = static_cast<Response&>(m);
+    std::vector<HeaderField> fields;
+    fields.reserve(r.headers.size() + 1);
+    fields.push_back({":status", std::to_string(r.status_code())});
+    for (auto f : r.headers) {
+        std::string name = lower(f.first);
+        if (http2::connection_specific(name)) continue;
+        fields.push_back({std::move(name), std::string(f.second)});
+    }
+    bool no_body = !resp_.may_have_body() ||
+                   (r.headers.has("Content-Length") && r.headers.content_length() == 0);
+    return s_.respond(fields, no_body);
+}
+
+void Exchange::answer(int status) {
+    resp_.reset(&in_, &body_out_, this);
+    resp_.for_request(req_.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
+    standard_headers(resp_);
+    simple_response(resp_, status, resp_.may_have_body());
+    if (resp_.send() == 0) s_.finish();
+}
+
+void Exchange::serve(Dispatch dispatch) {
+    int status = load_request();
+    if (status) return answer(status);
+    (void)resp_.set_result(200);
+    standard_headers(resp_);
+    int ret = dispatch(req_, resp_);
+    if (!resp_.head_sent()) {
+        // A declared body that nothing was written of would hang the peer.
+        bool unwritten = resp_.may_have_body() && resp_.headers.content_length() > 0;
+        if (ret < 0 || unwritten) {
+            if (unwritten && ret >= 0)
+                LOG_EVERY_T(10,
+                            LOG_WARN("http server: a handler declared a body it did not write"));
+            int e = req_.parse_error() != ParseError::None ? http_status(req_.parse_error())
+                    : body_in_.timed_out()                 ? 408
+                                                           : 500;
+            resp_.headers.clear();
+            return answer(e);
+        }
+        if (!resp_.headers.has("Content-Length") &&
+            (resp_.may_have_body() || resp_.discards_body()))
+            (void)resp_.headers.content_length(0);
+    }
+    // A failed handler's body, or one shorter than its Content-Length, must
+    // reach the client cut short, never complete: the stream is reset.
+    if (ret < 0 || resp_.send() < 0) {
+        if (ret >= 0 && errno == EPROTO)
+            LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
+        return s_.reset(http2::ErrorCode::INTERNAL_ERROR);
+    }
+    s_.finish();
+}
+
+http2::ConnectionOptions h2_options(const ServerOptions& o) {
+    http2::ConnectionOptions h;
+    h.max_concurrent_streams = o.http2_max_concurrent_streams;
+    h.max_header_list_size = o.limits.max_head_size;
+    h.idle_timeout = o.keepalive_timeout;
+    h.budget = o.memory_budget;
+    return h;
+}
+
+// base64url, as HTTP2-Settings carries it (RFC 7540 3.2.1; no padding).
+bool base64url_decode(std::string_view in, std::string* out) {
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char ch : in) {
+        int v = ch >= 'A' && ch <= 'Z'   ? ch - 'A'
+                : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
+                : ch >= '0' && ch <= '9' ? ch - '0' + 52
+                : ch == '-'              ? 62
+                : ch == '_'              ? 63
+                : ch == '='              ? -2
+                                         : -1;
+        if (v == -2) break;
+        if (v < 0) return false;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out->push_back((char)(acc >> bits & 0xff));
+        }
+    }
+    return true;
+}
+
+// Serves the connection with `run` (serve() or serve_upgraded()).
+template <typename Run>
+int serve_with(Connection& c, Dispatch dispatch, Run run) {
+    c.request_hold.reset();  // the connection window is the stream's budget now
+    http2::ServerConnection h2(c.sock, h2_options(c.opts), [&c, dispatch](http2::Stream& s) {
+        Exchange(c, s).serve(dispatch);
+    });
+    // stop() interrupts the reader until it has sent its GOAWAY.
+    h2.stop_on(c.stopping, [&c] { c.wait.store(WaitState::None, std::memory_order_relaxed); });
+    c.wait.store(WaitState::Http2, std::memory_order_relaxed);
+    std::string pre(c.in.data());
+    c.in.consume(pre.size());
+    int r = run(h2, pre);
+    int e = errno;
+    c.wait.store(WaitState::None, std::memory_order_relaxed);
+    errno = e;
+    return r;
+}
+
+}  // namespace
+
+int speaks_http2(Connection& c) {
+    if (c.opts.http2 == ServerOptions::Http2::Off) return 0;
+    if (c.opts.http2 == ServerOptions::Http2::Only) return 1;
+    if (!c.in.size()) {
+        ssize_t r = c.in.fill();  // the TLS handshake (and ALPN) comes first
+        if (r <= 0) return (int)r;
+    }
+    if (tls_stream_get_alpn_selected(c.sock) == "h2") return 1;
+    // The first line of the preface, unless the bytes part from it first.
+    while (true) {
+        std::string_view d = c.in.data();
+        size_t n = std::min(d.size(), kH2PrefaceStart.size());
+        if (d.substr(0, n) != kH2PrefaceStart.substr(0, n)) return 0;
+        if (n == kH2PrefaceStart.size()) return 1;
+        ssize_t r = c.in.fill();
+        if (r <= 0) return (int)r;  // at EOF, HTTP/1.1's parser reports the rest
+    }
+}
+
+int serve_http2(Connection& c, Dispatch dispatch) {
+    return serve_with(c, dispatch, [](http2::ServerConnection& h2, std::string_view pre) {
+        return h2.serve(pre);
+    });
+}
+
+int upgrade_to_http2(Connection& c, Dispatch dispatch) {
+    Request& req = c.req;
+    if (c.opts.http2 == ServerOptions::Http2::Off ||
+        !list_has_token(req.headers["Upgrade"], "h2c") ||
+        req.headers.count("HTTP2-Settings") != 1 ||
+        !list_has_token(req.headers["Connection"], "HTTP2-Settings") || req.body_size() != 0 ||
+        !tls_stream_get_alpn_selected(c.sock).empty())
+        return 1;
+    std::string settings;
+    if (!base64url_decode(req.headers["HTTP2-Settings"], &settings) || settings.size() % 6)
+        return 1;  // not taken: answered as HTTP/1.1
+    std::vector<HeaderField> fields;
+    fields.push_back({":method", std::string(verbstr[req.verb()])});
+    fields.push_back({":scheme", "http"});
+    fields.push_back({":authority", std::string(req.host())});
+    fields.push_back({":path", std::string(req.target())});
+    for (auto f : req.headers) {
+        std::string name = lower(f.first);
+        if (name == "host" || name == "http2-settings" || http2::connection_specific(name))
+            continue;
+        fields.push_back({std::move(name), std::string(f.second)});
+    }
+    static const char k101[] =
+        "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+    if (c.stream.write(k101, sizeof(k101) - 1) < 0 || c.stream.flush() < 0) return -1;
+    return serve_with(c, dispatch, [&](http2::ServerConnection& h2, std::string_view pre) {
+        return h2.serve_upgraded(std::move(fields), settings, pre);
+    });
+}
+
+}  // namespace server_detail
+}  // namespace http
+}  // namespace net
+}  // namespace photon
