@@ -55,6 +55,23 @@ start_server "$tmp/http.log" "$bin/http-server" "$port" "$tmp/www"
 [ "$(run curl -sf "http://127.0.0.1:$port/hello?name=ci")" = "hello, ci" ] || fail "/hello"
 run curl -sf "http://127.0.0.1:$port/files/blob.bin" -o "$tmp/got.bin" || fail "/files/"
 cmp "$tmp/www/blob.bin" "$tmp/got.bin" || fail "/files/ content"
+if curl -V | grep -q HTTP2; then  # h2c (prior knowledge and Upgrade), then h2 over TLS
+    [ "$(run curl -sf --http2-prior-knowledge -o /dev/null -w '%{http_version}' \
+        "http://127.0.0.1:$port/files/blob.bin")" = 2 ] || fail "h2c"
+    run curl -sf --http2 "http://127.0.0.1:$port/files/blob.bin" -o "$tmp/got2.bin" || fail "h2c upgrade"
+    cmp "$tmp/www/blob.bin" "$tmp/got2.bin" || fail "h2c upgrade content"
+    if command -v openssl >/dev/null; then
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+            -subj /CN=localhost -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
+        tls_port=$(free_port)
+        start_server "$tmp/https.log" "$bin/http-server" "$tls_port" "$tmp/www" \
+            --cert "$tmp/cert.pem" --key "$tmp/key.pem"
+        [ "$(run curl -skf -o "$tmp/got3.bin" -w '%{http_version}' \
+            "https://127.0.0.1:$tls_port/files/blob.bin")" = 2 ] || fail "h2 over TLS"
+        cmp "$tmp/www/blob.bin" "$tmp/got3.bin" || fail "h2 content"
+    fi
+    echo "http-server: h2c and h2 ok"
+fi
 if [ -x "$bin/http-client" ]; then
     out=$(run "$bin/http-client" "http://127.0.0.1:$port/files/blob.bin") || fail "http-client: $out"
     echo "$out"
