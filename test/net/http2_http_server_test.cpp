@@ -23,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "../../net/http2/client_connection.h"
 #include "../util/temp_dir.h"
 #include "http2_test_util.h"
 #include "tls_test_util.h"
@@ -269,6 +270,66 @@ TEST_F(Http2HttpServer, HeaderListPastTheLimitGets431) {
     std::string big(40 << 10, 'x');  // past the default 32 KiB max_head_size
     EXPECT_EQ("2 431",
               curl(kPrior + std::string(kVersion) + "-H 'X-Big: " + big + "' " + base_ + "/hello"));
+}
+
+// Our HTTP/2 client connection against the server, for what curl cannot
+// send: a body that never comes, a method the server does not know.
+class Http2HttpServerLimits : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE));
+        ASSERT_TRUE(dir_.ok());
+        ServerOptions opt;
+        opt.body_timeout = 200'000;
+        opt.limits.max_body_size = 1000;
+        server_.reset(new Server(dir_.path(), false, opt));
+        ASSERT_FALSE(server_->failed());
+        cli_.reset(new_tcp_socket_client());
+        sock_.reset(cli_->connect(EndPoint(IPAddr("127.0.0.1"), server_->port())));
+        ASSERT_NE(nullptr, sock_);
+        conn_.reset(new http2::ClientConnection(sock_.get()));
+        ASSERT_EQ(0, conn_->start());
+    }
+    void TearDown() override {
+        conn_.reset();
+        sock_.reset();
+        cli_.reset();
+        server_.reset();
+        photon::fini();
+    }
+    // The status of a request (its body, if any, then ends).
+    int status(std::vector<http2::HeaderField> fields, std::string_view body = {},
+               bool end = true) {
+        auto s = conn_->request(fields, body.empty() && end, 5'000'000);
+        if (!s) return -1;
+        if (!body.empty()) s->write(body.data(), body.size());
+        if (!body.empty() && end) s->finish();
+        int st = s->response(5'000'000);
+        conn_->release(s);
+        return st;
+    }
+    static std::vector<http2::HeaderField> head(const char* method, const char* path) {
+        return {{":method", method},
+                {":scheme", "http"},
+                {":authority", "127.0.0.1"},
+                {":path", path}};
+    }
+
+    photon_test::temp_dir dir_;
+    std::unique_ptr<Server> server_;
+    std::unique_ptr<ISocketClient> cli_;
+    std::unique_ptr<ISocketStream> sock_;
+    std::unique_ptr<http2::ClientConnection> conn_;
+};
+
+TEST_F(Http2HttpServerLimits, EachViolationGetsItsStatusAndTheConnectionGoesOn) {
+    EXPECT_EQ(408, status(head("POST", "/echo"), {}, false));  // no body within body_timeout
+    auto big = head("POST", "/echo");
+    big.push_back({"content-length", "5000"});
+    EXPECT_EQ(413, status(big, "x", false));  // past max_body_size
+    EXPECT_EQ(501, status(head("BREW", "/hello")));
+    EXPECT_EQ(200, status(head("GET", "/hello")));
+    EXPECT_TRUE(conn_->usable());
 }
 
 std::string h2spec_path() {
