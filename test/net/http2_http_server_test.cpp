@@ -309,10 +309,8 @@ protected:
         return st;
     }
     static std::vector<http2::HeaderField> head(const char* method, const char* path) {
-        return {{":method", method},
-                {":scheme", "http"},
-                {":authority", "127.0.0.1"},
-                {":path", path}};
+        return {
+            {":method", method}, {":scheme", "http"}, {":authority", "127.0.0.1"}, {":path", path}};
     }
 
     photon_test::temp_dir dir_;
