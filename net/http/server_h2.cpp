@@ -217,6 +217,11 @@ void Exchange::serve(Dispatch dispatch) {
 http2::ConnectionOptions h2_options(const ServerOptions& o) {
     http2::ConnectionOptions h;
     h.max_concurrent_streams = o.http2_max_concurrent_streams;
+    h.initial_window_size = o.http2_stream_window;
+    h.connection_window = o.http2_connection_window;
+    h.header_table_size = o.http2_header_table_size;
+    h.max_resets_per_second = o.http2_max_resets_per_second;
+    h.max_control_per_second = o.http2_max_control_per_second;
     h.max_header_list_size = o.limits.max_head_size;
     h.idle_timeout = o.keepalive_timeout;
     h.budget = o.memory_budget;

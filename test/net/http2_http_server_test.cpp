@@ -281,14 +281,21 @@ protected:
         ASSERT_TRUE(dir_.ok());
         ServerOptions opt;
         opt.body_timeout = 200'000;
+        opt.send_timeout = 300'000;
         opt.limits.max_body_size = 1000;
+        opt.http2_max_concurrent_streams = 3;
         server_.reset(new Server(dir_.path(), false, opt));
         ASSERT_FALSE(server_->failed());
         cli_.reset(new_tcp_socket_client());
-        sock_.reset(cli_->connect(EndPoint(IPAddr("127.0.0.1"), server_->port())));
-        ASSERT_NE(nullptr, sock_);
-        conn_.reset(new http2::ClientConnection(sock_.get()));
-        ASSERT_EQ(0, conn_->start());
+        conn_ = connect(&sock_, {});
+        ASSERT_NE(nullptr, conn_);
+    }
+    std::unique_ptr<http2::ClientConnection> connect(std::unique_ptr<ISocketStream>* sock,
+                                                     const http2::ConnectionOptions& o) {
+        sock->reset(cli_->connect(EndPoint(IPAddr("127.0.0.1"), server_->port())));
+        if (!*sock) return nullptr;
+        std::unique_ptr<http2::ClientConnection> c(new http2::ClientConnection(sock->get(), o));
+        return c->start() == 0 ? std::move(c) : nullptr;
     }
     void TearDown() override {
         conn_.reset();
@@ -328,6 +335,41 @@ TEST_F(Http2HttpServerLimits, EachViolationGetsItsStatusAndTheConnectionGoesOn) 
     EXPECT_EQ(501, status(head("BREW", "/hello")));
     EXPECT_EQ(200, status(head("GET", "/hello")));
     EXPECT_TRUE(conn_->usable());
+}
+
+// A peer that opens no window for the response body (SETTINGS_INITIAL_WINDOW_SIZE
+// 0): the handler's write gives up after send_timeout and the stream is reset.
+TEST_F(Http2HttpServerLimits, AZeroWindowStallEndsAfterSendTimeout) {
+    http2::ConnectionOptions o;
+    o.initial_window_size = 0;
+    std::unique_ptr<ISocketStream> sock;
+    auto c = connect(&sock, o);
+    ASSERT_NE(nullptr, c);
+    auto s = c->request(head("GET", "/"), true, 5'000'000);
+    ASSERT_NE(nullptr, s);
+    EXPECT_EQ(200, s->response(5'000'000));
+    char buf[16];
+    EXPECT_EQ(-1, s->read(buf, sizeof(buf), 5'000'000));
+    EXPECT_EQ(ECONNRESET, errno);
+    c->release(s);
+    EXPECT_EQ(200, status(head("GET", "/hello")));  // others are served meanwhile
+}
+
+// ServerOptions::http2_max_concurrent_streams reaches the peer in SETTINGS:
+// while three handlers run, our client's fourth request waits for a slot.
+TEST_F(Http2HttpServerLimits, TheStreamLimitIsAnnouncedAndHeldTo) {
+    std::vector<http2::ClientStream*> slow;
+    for (int i = 0; i < 3; i++)
+        slow.push_back(conn_->request(head("GET", "/slow"), true, 1'000'000));
+    photon::thread_usleep(50'000);  // the three are running
+    EXPECT_EQ(nullptr, conn_->request(head("GET", "/hello"), true, 100'000));
+    EXPECT_EQ(ETIMEDOUT, errno);
+    for (auto s : slow) {
+        ASSERT_NE(nullptr, s);
+        EXPECT_EQ(200, s->response(5'000'000));
+        conn_->release(s);
+    }
+    EXPECT_EQ(200, status(head("GET", "/hello")));
 }
 
 std::string h2spec_path() {

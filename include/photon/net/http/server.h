@@ -103,7 +103,16 @@ struct ServerOptions {
     // get GOAWAY, where On would answer them as HTTP/1.1 (400).
     enum class Http2 : uint8_t { Off, On, Only };
     Http2 http2 = Http2::On;
+    // HTTP/2's own limits (doc/http2.md), each against a peer that floods:
     uint32_t http2_max_concurrent_streams = 128;  // more at once are refused (REFUSED_STREAM)
+    uint32_t http2_stream_window = 1 << 20;       // a stream's receive window (bytes)
+    uint32_t http2_connection_window = 16 << 20;  // the connection's, from memory_budget
+    uint32_t http2_header_table_size = 4096;      // the HPACK decoder's dynamic table
+    // Streams the peer resets while their handlers run, per second (the rapid
+    // reset attack, CVE-2023-44487), and PING / SETTINGS / PRIORITY / empty
+    // frames per second: past either, GOAWAY(ENHANCE_YOUR_CALM).
+    uint32_t http2_max_resets_per_second = 200;
+    uint32_t http2_max_control_per_second = 1000;
 };
 
 class HTTPServer : public Object {
