@@ -224,6 +224,16 @@ TEST(Http2Hostile, APingFloodIsCutWithEnhanceYourCalm) {
     EXPECT_EQ((int)ErrorCode::ENHANCE_YOUR_CALM, c.goaway_code());
 }
 
+TEST(Http2Hostile, ASettingsFloodIsCutWithEnhanceYourCalm) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    std::string burst;
+    for (int i = 0; i < 3000; i++) write_settings(nullptr, 0, &burst);
+    c.send(burst);
+    EXPECT_EQ((int)ErrorCode::ENHANCE_YOUR_CALM, c.goaway_code());
+}
+
 TEST(Http2Hostile, AnEndlessHeaderBlockIsCut) {
     H2Server server;
     RawClient c(server.port());
