@@ -219,6 +219,25 @@ TEST_F(Http2HttpServer, ManyStreamsAtOnceOnOneConnection) {
     EXPECT_NE(std::string::npos, out.find("status codes: 400 2xx")) << out;
 }
 
+// nghttp (nghttp2-client): 20 requests at once on one connection, by prior
+// knowledge and by Upgrade, and an upload.
+TEST_F(Http2HttpServer, NghttpTalksToIt) {
+    if (!have_tool("nghttp")) GTEST_SKIP() << "nghttp not installed (Debian nghttp2-client)";
+    for (const char* how : {"", "-u "}) {
+        std::string out;
+        int st = run_command(
+            "timeout 30 nghttp -v -m 20 " + std::string(how) + base_ + "/hello 2>&1", &out);
+        EXPECT_EQ(0, st) << how << out.substr(0, 3000);
+        size_t n = 0;
+        for (size_t at = 0; (at = out.find(":status: 200", at)) != std::string::npos; at++) n++;
+        EXPECT_EQ(20u, n) << how;
+    }
+    std::ofstream(file("up")) << std::string(300000, 'u');
+    std::string out;
+    EXPECT_EQ(0, run_command("timeout 30 nghttp -d " + file("up") + " " + base_ + "/echo", &out));
+    EXPECT_EQ(std::string(300000, 'u'), out);
+}
+
 // 100 MiB both ways, checked with sha256sum: a file through the static
 // file handler, and an upload echoed back while it is being sent.
 TEST_F(Http2HttpServer, HundredMiBDownloadAndUploadKeepEveryByte) {
