@@ -116,15 +116,19 @@ void ServerConnection::Impl::start_handler(StreamImpl* s) {
     handlers++;
     auto th = thread_create11([this, s] {
         handler(*s);
+        bool cut = s->reset_;
         if (!s->is_closed && !dead) {
             if (!s->head_sent)
                 s->respond({{":status", "500"}}, true);
             else
                 s->finish(nullptr);
-            if (!s->end_remote && !s->reset_ && !dead) rst(s->id_, ErrorCode::NO_ERROR);  // 8.1
+            if (!s->end_remote && !s->reset_ && !dead) {  // 8.1: the rest is refused
+                rst(s->id_, ErrorCode::NO_ERROR);
+                cut = true;  // what the peer sent before it saw the RST is ignored (5.1)
+            }
         }
         s->handler_done = true;
-        close_stream(s, s->reset_);
+        close_stream(s, cut);
         reaped.push_back(s);
         if (--handlers == 0) idle.notify_all();
     });

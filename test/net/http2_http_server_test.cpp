@@ -352,6 +352,7 @@ TEST_F(Http2HttpServerLimits, EachViolationGetsItsStatusAndTheConnectionGoesOn) 
     big.push_back({"content-length", "5000"});
     EXPECT_EQ(413, status(big, "x", false));  // past max_body_size
     EXPECT_EQ(501, status(head("BREW", "/hello")));
+
     EXPECT_EQ(200, status(head("GET", "/hello")));
     EXPECT_TRUE(conn_->usable());
 }

@@ -234,6 +234,34 @@ TEST(Http2Hostile, ASettingsFloodIsCutWithEnhanceYourCalm) {
     EXPECT_EQ((int)ErrorCode::ENHANCE_YOUR_CALM, c.goaway_code());
 }
 
+// A handler that answers before the request's body ended refuses the rest
+// with RST_STREAM(NO_ERROR); DATA the client sent before it saw that is
+// ignored (RFC 9113 5.1), not a connection error.
+TEST(Http2Streams, DataAfterTheEarlyAnswersResetIsIgnored) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    c.send(c.get(1, "/hello", false));  // a body was announced
+    bool reset = false;
+    c.frames([&](const FrameHeader& h, const std::string&) {
+        if (h.stream == 1 && h.type == (uint8_t)FrameType::RST_STREAM) reset = true;
+        return !reset;
+    });
+    ASSERT_TRUE(reset);
+    std::string late;
+    write_data_header(1, 4, true, &late);
+    late += "late";
+    c.send(late + c.get(3, "/hello"));
+    uint8_t answer = 0;
+    c.frames([&](const FrameHeader& h, const std::string&) {
+        if (h.type == (uint8_t)FrameType::GOAWAY ||
+            (h.stream == 3 && h.type == (uint8_t)FrameType::HEADERS))
+            answer = h.type;
+        return answer == 0;
+    });
+    EXPECT_EQ((uint8_t)FrameType::HEADERS, answer);
+}
+
 TEST(Http2Hostile, AnEndlessHeaderBlockIsCut) {
     H2Server server;
     RawClient c(server.port());
