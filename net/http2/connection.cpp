@@ -35,6 +35,29 @@ uint64_t now_us() {
     return (uint64_t)duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
+// ---- closed streams ---------------------------------------------------------
+
+bool& ClosedStreams::operator[](uint32_t id) {
+    auto r = ids_.emplace(id, false);
+    if (r.second) {
+        if (order_.size() < limit_) {
+            order_.push_back(id);
+        } else {
+            ids_.erase(order_[next_]);
+            order_[next_] = id;
+            next_ = (next_ + 1) % limit_;
+        }
+    }
+    return r.first->second;
+}
+
+bool ClosedStreams::find(uint32_t id, bool* reset) const {
+    auto it = ids_.find(id);
+    if (it == ids_.end()) return false;
+    *reset = it->second;
+    return true;
+}
+
 // ---- a stream ---------------------------------------------------------------
 
 StreamCore::StreamCore(Connection* conn, uint32_t id)
@@ -54,16 +77,20 @@ ssize_t StreamCore::read_body(void* buf, size_t n, uint64_t timeout) {
         return 0;
     }
     size_t done = 0;
-    while (done < n && !in.empty()) {
-        auto& front = in.front();
+    while (done < n && in_head < in.size()) {
+        auto& front = in[in_head];
         size_t k = std::min(n - done, front.size() - in_off);
         memcpy((char*)buf + done, front.data() + in_off, k);
         done += k;
         in_off += k;
         if (in_off == front.size()) {
-            in.pop_front();
+            in_head++;
             in_off = 0;
         }
+    }
+    if (in_head == in.size()) {
+        in.clear();
+        in_head = 0;
     }
     buffered -= done;
     c->consumed(this, done);
@@ -150,7 +177,8 @@ Connection::Connection(ISocketStream* s, const ConnectionOptions& o, bool is_ser
       opt(o),
       server(is_server),
       dec(o.header_table_size),
-      account(o.budget ? o.budget : MemoryBudget::process()) {
+      account(o.budget ? o.budget : MemoryBudget::process()),
+      closed(kClosedMemory) {
     dec.set_max_header_list_size(o.max_header_list_size);
 }
 
@@ -161,16 +189,22 @@ int Connection::fill(size_t n, Timeout deadline) {
     }
     while (rbuf.size() - rpos < n) {
         size_t have = rbuf.size();
-        size_t want = std::max(kReadChunk, n - (have - rpos));
-        rbuf.resize(have + want);
+        size_t need = n - (have - rpos);
         uint64_t t = deadline.timeout();
-        if (t == 0) {
-            rbuf.resize(have);
-            return errno = ETIMEDOUT, -1;
-        }
+        if (t == 0) return errno = ETIMEDOUT, -1;
         sock->timeout(t);
-        ssize_t r = sock->recv(&rbuf[have], want);
-        rbuf.resize(have + (r > 0 ? r : 0));
+        ssize_t r;
+        if (need < kReadChunk) {
+            // Most reads are short: read into chunk_ and append what came,
+            // rather than grow rbuf by a chunk (zeroed) each time.
+            if (!chunk_) chunk_.reset(new char[kReadChunk]);
+            r = sock->recv(chunk_.get(), kReadChunk);
+            if (r > 0) rbuf.append(chunk_.get(), r);
+        } else {
+            rbuf.resize(have + need);
+            r = sock->recv(&rbuf[have], need);
+            rbuf.resize(have + (r > 0 ? r : 0));
+        }
         if (r == 0) return errno = ECONNRESET, -1;
         if (r < 0) return -1;
     }
@@ -352,11 +386,11 @@ void Connection::close_stream(StreamCore* s, bool reset) {
     s->is_closed = true;
     streams.erase(s->id_);
     closed[s->id_] = reset;
-    if (closed.size() > kClosedMemory) closed.erase(closed.begin());
     // Bytes never read still count against the connection window: give them back.
     size_t unread = s->buffered;
     s->buffered = 0;
     s->in.clear();
+    s->in_head = s->in_off = 0;
     if (unread) recv_consumed += unread;
     s->readable.notify_all();
     windows.notify_all();
@@ -463,10 +497,11 @@ bool Connection::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
         return true;
     }
     if (auto s = find(id)) return on_stream_block(s, fl, std::move(fields), too_large);
-    auto it = closed.find(id);
-    if (it != closed.end() && it->second) return rst(id, ErrorCode::STREAM_CLOSED), true;
-    if (it != closed.end())
+    bool was_reset;
+    if (closed.find(id, &was_reset)) {
+        if (was_reset) return rst(id, ErrorCode::STREAM_CLOSED), true;
         return goaway(ErrorCode::STREAM_CLOSED, "HEADERS on a closed stream"), false;
+    }
     if (!is_idle(id)) return goaway(ErrorCode::PROTOCOL_ERROR, "HEADERS on a closed stream"), false;
     return on_new_block(id, fl, std::move(fields), too_large);
 }
@@ -485,9 +520,10 @@ bool Connection::on_data(const Frame& f) {
         recv_consumed += len;  // nobody will read them
         if (!s && is_idle(id))
             return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an idle stream"), false;
-        if (!s && !closed.count(id))
+        bool was_reset = false;
+        if (!s && !closed.find(id, &was_reset))
             return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an unknown stream"), false;
-        if (!s && !closed[id])
+        if (!s && !was_reset)
             return goaway(ErrorCode::STREAM_CLOSED, "DATA on a closed stream"), false;
         if (s)
             s->reset_stream(ErrorCode::STREAM_CLOSED);

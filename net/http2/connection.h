@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <photon/common/memory_budget.h>
@@ -22,7 +24,6 @@
 #include "hpack.h"
 #include "connection_options.h"
 
-
 namespace photon {
 namespace net {
 class ISocketStream;
@@ -30,12 +31,31 @@ namespace http2 {
 
 class Connection;
 
+// The ids of the streams closed most recently (up to a limit, the oldest
+// forgotten first), each with whether it was reset rather than ended.
+class ClosedStreams {
+public:
+    explicit ClosedStreams(size_t limit) : limit_(limit) {}
+    // The entry of id, added (not reset) if it was not remembered.
+    bool& operator[](uint32_t id);
+    // Whether id is remembered; *reset says how it closed.
+    bool find(uint32_t id, bool* reset) const;
+    size_t count(uint32_t id) const { return ids_.count(id); }
+    size_t size() const { return ids_.size(); }
+
+private:
+    size_t limit_;
+    std::unordered_map<uint32_t, bool> ids_;
+    std::vector<uint32_t> order_;  // a ring: the oldest at next_ once full
+    size_t next_ = 0;
+};
+
 // A stream's state and body, both directions.
 struct StreamCore {
     Connection* c;
     uint32_t id_;
-    std::deque<std::string> in;  // received body bytes not yet read
-    size_t in_off = 0, buffered = 0;
+    std::vector<std::string> in;  // received body bytes; those before in_head were read
+    size_t in_head = 0, in_off = 0, buffered = 0;
     int64_t send_window, recv_window;
     size_t unacked = 0;  // read since our last WINDOW_UPDATE of the stream
     int64_t content_length = -1;
@@ -88,7 +108,7 @@ public:
 
     std::map<uint32_t, StreamCore*> streams;  // not yet closed
     std::deque<StreamCore*> reaped;           // closed, to delete at the reader's next turn
-    std::map<uint32_t, bool> closed;          // recent closed ids -> reset (not ended cleanly)
+    ClosedStreams closed;                     // recently closed ids -> reset (not ended cleanly)
     uint32_t last_stream = 0;                 // the highest stream id the peer opened
 
     uint32_t continuing = 0;  // a HEADERS run waiting for its CONTINUATION
@@ -168,7 +188,8 @@ private:
     std::string out_, batch_;
     size_t last_data_at_ = SIZE_MAX;  // offset in out_ of its last frame if that is DATA
     uint32_t last_data_stream_ = 0;
-    std::string hblock_;  // a header block being encoded (kept for its capacity)
+    std::string hblock_;             // a header block being encoded (kept for its capacity)
+    std::unique_ptr<char[]> chunk_;  // what a short read lands in (rbuf's growth is zeroed)
     thread* writer_ = nullptr;
     join_handle* writer_join_ = nullptr;
     bool writer_stop_ = false, writing_ = false;
