@@ -1,6 +1,7 @@
-// The HTTP/1.1 client (client.h): one call is a series of rounds (connect,
-// send, receive a head), repeated for a redirect or for a retry after a
-// pooled connection turned out dead.
+// The HTTP client (client.h): one call is a series of rounds (connect, send,
+// receive a head), repeated for a redirect or for a retry after a pooled
+// connection turned out dead. A round goes over HTTP/2 (client_h2.h) when the
+// origin speaks it, else over HTTP/1.1.
 #include <photon/net/http/client.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <photon/net/http/body.h>
 #include <photon/net/security-context/tls-stream.h>
 
+#include "client_h2.h"
 #include "client_internal.h"
 
 namespace photon {
@@ -26,6 +28,7 @@ struct Client::Operation::Connection {
     InputBuffer in;
     bool reused = false;
     bool own = false;  // not from the pool: an upgrade, which take_connection() may take
+    std::unique_ptr<H2Exchange> h2;  // the round's stream, when it went over HTTP/2
 };
 
 namespace {
@@ -57,7 +60,8 @@ public:
     ClientImpl(ICookieJar* jar, TLSContext* ctx)
         : jar_(jar),
           own_tls_(ctx ? nullptr : new_tls_context()),
-          dialer_(ctx ? ctx : own_tls_.get()) {}
+          dialer_(ctx ? ctx : own_tls_.get()),
+          stray_h2_(&dialer_) {}
 
     int call(Operation* op) override;
     Headers* common_headers() override { return &common_; }
@@ -67,6 +71,7 @@ public:
         t.host = host;
         t.port = port;
         t.secure = secure;
+        t.alpn = Alpn::Context;  // the caller's protocol, the caller's context
         return dialer_.dial(t, m_bind_ips, Timeout(timeout));
     }
 
@@ -84,6 +89,9 @@ private:
         return m_proxy && !m_proxy_url.empty() ? &m_proxy_url : nullptr;
     }
     Step round(Operation* op, Body body, const Timeout& deadline);
+    bool h2_candidate(Operation* op, const DialTarget& t) const;
+    Step round_h2(Operation* op, Body body, const Timeout& deadline, H2Pool* pool, H2Conn* hc);
+    Step answered(Operation* op);
     Step failed(Operation* op, bool retryable);
     static int receive_final(Operation* op);
     static int send_body(Operation* op, Body body);
@@ -95,12 +103,16 @@ private:
     ICookieJar* jar_;
     std::unique_ptr<TLSContext> own_tls_;
     Dialer dialer_;  // after own_tls_: its pooled TLS streams use the context
+    // Dials the HTTP/2 connections of other vCPUs than the home's, each an
+    // operation's own (only its dialer and no state of its own are used).
+    H2Pool stray_h2_;
 };
 
 // Back to the pool only after a complete exchange that both sides keep alive
 // with nothing unread: a stray byte would be taken for the next response.
 void ClientImpl::end_connection(Operation* op, bool reusable) {
     auto c = op->conn_;
+    if (c && c->h2) c->h2->release();  // the stream (reset if unread); the connection stays
     if (!c || !c->bounded.stream) return;
     Response& resp = op->resp;
     bool keep = reusable && op->body_errno == 0 && resp.status_code() >= 200 && resp.body_done() &&
@@ -167,6 +179,27 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     t.secure = u.secure();
     t.uds_path = op->uds_path;
     t.proxy = proxy_for(op);
+    // An upgrade may be taken over (take_connection()): a pooled stream
+    // would go back to the pool when its new owner deletes it.
+    c->own = list_has_token(req.headers["Connection"], "upgrade");
+    c->reused = false;
+    ISocketStream* fresh = nullptr;  // a TLS probe for h2 that settled on HTTP/1.1
+    if (h2_candidate(op, t)) {
+        H2Pool* pool = dialer_.h2_pool();
+        bool pooled = pool != nullptr;
+        H2Conn* hc = nullptr;
+        if (!pool) pool = &stray_h2_;
+        switch (pool->acquire(t, m_bind_ips, deadline, pooled, &hc, &fresh)) {
+            case H2Pool::Verdict::H2:
+                return round_h2(op, body, deadline, pool, hc);
+            case H2Pool::Verdict::Fail:
+                if (deadline.expired()) errno = ETIMEDOUT;
+                return Step::Fail;
+            case H2Pool::Verdict::H1:
+                break;
+        }
+    }
+    op->http_version_ = HttpVersion::Http1;
     // The proxy's credentials go with a forwarded request (a tunnel's
     // CONNECT carries its own), for this round only: a redirect may lead
     // into a tunnel or away from the proxy.
@@ -176,12 +209,9 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
         if (!auth.empty() && req.headers.insert("Proxy-Authorization", auth) < 0) return Step::Fail;
         added_auth = !auth.empty();
     }
-    // An upgrade may be taken over (take_connection()): a pooled stream
-    // would go back to the pool when its new owner deletes it.
-    c->own = list_has_token(req.headers["Connection"], "upgrade");
-    c->reused = false;
-    ISocketStream* s = c->own ? dialer_.dial(t, m_bind_ips, deadline)
-                              : dialer_.get(t, m_bind_ips, deadline, &c->reused);
+    ISocketStream* s = c->own  ? dialer_.dial(t, m_bind_ips, deadline)
+                       : fresh ? dialer_.adopt(t, fresh)
+                               : dialer_.get(t, m_bind_ips, deadline, &c->reused);
     if (!s) {
         if (added_auth) req.headers.erase("Proxy-Authorization");
         if (deadline.expired()) errno = ETIMEDOUT;
@@ -221,11 +251,65 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
         if (errno == ENODATA) errno = ECONNRESET;  // closed without a response
         return failed(op, retry);
     }
+    return answered(op);
+}
+
+// The tail of a round that got a final response.
+Step ClientImpl::answered(Operation* op) {
+    Response& resp = op->resp;
     op->status_code = resp.status_code();
-    if (jar_) jar_->get_cookies_from_headers(u.host(), &resp);
+    if (jar_) jar_->get_cookies_from_headers(op->req.url().host(), &resp);
     if (op->follow && is_redirect(op->status_code) && resp.headers.has("Location"))
         return Step::Redirect;
     return Step::Done;
+}
+
+// HTTP/2 for this round: not through proxies or unix sockets, not for
+// upgrades (RFC 9113 8.6) or CONNECT; h2 over TLS by ALPN, h2c when asked.
+bool ClientImpl::h2_candidate(Operation* op, const DialTarget& t) const {
+    if (http_version_ == HttpVersion::Http1 || t.proxy || !t.uds_path.empty() || op->conn_->own ||
+        op->req.verb() == Verb::CONNECT)
+        return false;
+    return t.secure || http_version_ == HttpVersion::Http2;
+}
+
+// A round on a stream of hc (one of whose users is ours): the same steps as
+// over HTTP/1.1, with HTTP/2's retry rule added: a request the server did
+// not process (a refused stream, one past its GOAWAY: EAGAIN) is sent again
+// whatever its method, on another connection.
+Step ClientImpl::round_h2(Operation* op, Body body, const Timeout& deadline, H2Pool* pool,
+                          H2Conn* hc) {
+    Request& req = op->req;
+    auto c = op->conn_;
+    if (!c->h2) c->h2.reset(new H2Exchange(op->buf_size_));
+    H2Exchange& x = *c->h2;
+    c->reused = hc->used;
+    hc->used = true;
+    op->http_version_ = HttpVersion::Http2;
+    x.bind(pool, hc, &req, &op->resp, body != Body::None, deadline);
+    bool resendable = body != Body::Stream;
+    bool replayable = resendable && idempotent(req.verb());
+    if (req.send_header() < 0) {  // no stream: nothing went out, the body is untouched
+        return failed(op, errno == EAGAIN || (c->reused && dead_connection(errno)));
+    }
+    if (send_body(op, body) < 0 || req.send() < 0 || x.finish_request() < 0) {
+        int e = errno;
+        // As over HTTP/1.1 (RFC 9113 8.1): the server may answer before it
+        // has the whole body and reset the rest of it; that answer is ours.
+        if ((e != EPIPE && e != ECONNRESET) || x.receive_response(req.verb()) < 0) {
+            bool refused = errno == EAGAIN;
+            errno = refused ? EAGAIN : e;
+            return failed(
+                op, refused ? resendable
+                            : c->reused && dead_connection(e) && replayable && !x.responded());
+        }
+        op->body_errno = e;
+    } else if (x.receive_response(req.verb()) < 0) {
+        bool retry =
+            errno == EAGAIN ? resendable : c->reused && dead_connection(errno) && replayable;
+        return failed(op, retry);
+    }
+    return answered(op);
 }
 
 // Reads response heads up to a final one (1xx skipped, 101 returned): 0, or
@@ -354,6 +438,7 @@ Client::Operation::~Operation() {
     if (client_) {
         client_->release(this);
     } else if (conn_) {
+        conn_->h2.reset();
         if (conn_->bounded.stream) conn_->bounded.stream->close();
         delete conn_->bounded.stream;
         delete conn_;

@@ -13,6 +13,7 @@
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
 
+#include "client_h2.h"
 #include "client_internal.h"
 
 namespace photon {
@@ -33,8 +34,8 @@ std::string authority(std::string_view host, uint16_t port) {
     return a;
 }
 
-// The pool key: a connection serves only requests that would have made the
-// same one (a TLS one was verified for its host name).
+}  // namespace
+
 std::string pool_key(const DialTarget& t) {
     if (!t.uds_path.empty()) return std::string("unix:").append(t.uds_path);
     std::string key;
@@ -49,7 +50,6 @@ std::string pool_key(const DialTarget& t) {
     }
     return key.append(authority(t.host, t.port));
 }
-}  // namespace
 
 struct Dialer::home_state {
     spinlock lock;  // orders the two ends: the parts are handed over once
@@ -57,11 +57,13 @@ struct Dialer::home_state {
     std::atomic<bool> home_gone{false};
     std::unique_ptr<TimedResolver> resolver;
     std::unique_ptr<ISocketClient> tcp;
-    std::vector<IPAddr> tcp_bind_ips;   // tcp's
-    std::unique_ptr<ISocketPool> pool;  // declared last: goes first
+    std::vector<IPAddr> tcp_bind_ips;  // tcp's
+    std::unique_ptr<ISocketPool> pool;
+    std::unique_ptr<H2Pool> h2;  // declared last: goes first (its dials use the rest)
 
     // Empties this state into `into` (destroyed by the caller, out of the lock).
     void hand_over(home_state& into) {
+        into.h2 = std::move(h2);
         into.pool = std::move(pool);
         into.tcp = std::move(tcp);
         into.resolver = std::move(resolver);
@@ -92,6 +94,17 @@ void Dialer::fini_homes() {
     delete homes;
 }
 
+// An early fini hook of a home vCPU: HTTP/2 connections have coroutines of
+// their own (a reader, a writer), which fini() would wait for forever, so
+// they close before it waits.
+void Dialer::fini_h2() {
+    if (!t_homes) return;
+    for (auto& p : *t_homes) {
+        auto h = static_cast<home_state*>(p.get());
+        if (!h->dialer_gone && h->h2) h->h2->close_all();
+    }
+}
+
 Dialer::Dialer(TLSContext* tls_ctx) : tls_ctx_(tls_ctx), h_(std::make_shared<home_state>()) {}
 
 Dialer::~Dialer() {
@@ -118,6 +131,7 @@ bool Dialer::at_home() {
     if (!t_homes) {
         t_homes = new std::vector<std::shared_ptr<void>>;
         fini_hook_late(Delegate<void>(&fini_homes));
+        fini_hook(Delegate<void>(&fini_h2));
     }
     auto& list = *t_homes;
     list.erase(std::remove_if(list.begin(), list.end(),
@@ -133,18 +147,8 @@ ISocketStream* Dialer::get(const DialTarget& t, const std::vector<IPAddr>& bind_
                            const Timeout& deadline, bool* reused) {
     *reused = false;
     if (!at_home()) return dial(t, bind_ips, deadline);
-    auto& pool = h_->pool;
-    if (!pool) {
-        SocketPoolArgs args;
-        args.sockclient = new_tcp_socket_client();  // unused: every connection is ours
-        args.client_ownership = true;
-        args.expiration = kIdleExpiration;
-        pool.reset(args.sockclient ? new_tcp_socket_pool(args) : nullptr);
-        if (!pool) {
-            delete args.sockclient;
-            return nullptr;
-        }
-    }
+    ISocketPool* pool = this->pool();
+    if (!pool) return nullptr;
     bool fresh = false;
     ISocketStream* s = pool->connect(pool_key(t), [&]() -> ISocketStream* {
         fresh = true;
@@ -152,6 +156,37 @@ ISocketStream* Dialer::get(const DialTarget& t, const std::vector<IPAddr>& bind_
     });
     *reused = s && !fresh;
     return s;
+}
+
+ISocketPool* Dialer::pool() {
+    auto& pool = h_->pool;
+    if (!pool) {
+        SocketPoolArgs args;
+        args.sockclient = new_tcp_socket_client();  // unused: every connection is ours
+        args.client_ownership = true;
+        args.expiration = kIdleExpiration;
+        pool.reset(args.sockclient ? new_tcp_socket_pool(args) : nullptr);
+        if (!pool) delete args.sockclient;
+    }
+    return pool.get();
+}
+
+ISocketStream* Dialer::adopt(const DialTarget& t, ISocketStream* s) {
+    ISocketPool* pool = at_home() ? this->pool() : nullptr;
+    if (!pool) return s;  // not pooled: closed after use
+    bool used = false;
+    ISocketStream* p = pool->connect(pool_key(t), [&]() -> ISocketStream* {
+        used = true;
+        return s;
+    });
+    if (!used) delete s;
+    return p;
+}
+
+H2Pool* Dialer::h2_pool() {
+    if (!at_home()) return nullptr;
+    if (!h_->h2) h_->h2.reset(new H2Pool(this));
+    return h_->h2.get();
 }
 
 ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
@@ -162,9 +197,9 @@ ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind
         uds->timeout(deadline.timeout());
         return uds->connect(std::string(t.uds_path).c_str());
     }
-    if (!t.proxy) return connect_host(t.host, t.port, t.secure, bind_ips, deadline);
-    ISocketStream* leg =
-        connect_host(t.proxy->host(), t.proxy->port(), t.proxy->secure(), bind_ips, deadline);
+    if (!t.proxy) return connect_host(t.host, t.port, t.secure, t.alpn, bind_ips, deadline);
+    ISocketStream* leg = connect_host(t.proxy->host(), t.proxy->port(), t.proxy->secure(),
+                                      Alpn::Http1, bind_ips, deadline);
     if (!leg || !t.secure) return leg;  // http: requests are forwarded in absolute form
     if (open_tunnel(leg, *t.proxy, t.host, t.port, deadline) < 0) {
         int e = errno;
@@ -172,7 +207,7 @@ ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind
         errno = e;
         return nullptr;
     }
-    return wrap_tls(leg, t.host, deadline);
+    return wrap_tls(leg, t.host, Alpn::Http1, deadline);  // HTTP/2 does not go through proxies
 }
 
 lookup_fn Dialer::lookup_for_tests = nullptr;
@@ -200,7 +235,7 @@ IPAddr Dialer::resolve(std::string_view host, const Timeout& deadline) {
     return addrs.front();
 }
 
-ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool secure,
+ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool secure, Alpn alpn,
                                     const std::vector<IPAddr>& bind_ips, const Timeout& deadline) {
     IPAddr ip = resolve(host, deadline);
     if (ip.undefined() && std::string_view(host) != "0.0.0.0") {
@@ -229,10 +264,11 @@ ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool s
         errno = e;
         return nullptr;
     }
-    return secure ? wrap_tls(s, host, deadline) : s;
+    return secure ? wrap_tls(s, host, alpn, deadline) : s;
 }
 
-ISocketStream* Dialer::wrap_tls(ISocketStream* s, std::string_view host, const Timeout& deadline) {
+ISocketStream* Dialer::wrap_tls(ISocketStream* s, std::string_view host, Alpn alpn,
+                                const Timeout& deadline) {
     if (!tls_ctx_) {
         delete s;
         LOG_ERROR_RETURN(ENOSYS, nullptr, "http client: no TLS context for https");
@@ -241,7 +277,13 @@ ISocketStream* Dialer::wrap_tls(ISocketStream* s, std::string_view host, const T
     if (!t) return nullptr;  // s went with it
     std::string name(host);
     t->timeout(deadline.timeout());
-    if (tls_stream_set_hostname(t, name.c_str()) < 0 || tls_stream_handshake(t) < 0) {
+    int offered = 0;
+    if (alpn == Alpn::H2)
+        offered = tls_stream_set_alpn_protos(t, {"h2", "http/1.1"});
+    else if (alpn == Alpn::Http1)
+        offered = tls_stream_set_alpn_protos(t, {"http/1.1"});
+    if (offered < 0 || tls_stream_set_hostname(t, name.c_str()) < 0 ||
+        tls_stream_handshake(t) < 0) {
         int e = errno;
         delete t;
         errno = e;

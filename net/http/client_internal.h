@@ -115,13 +115,25 @@ private:
 // from its %XX escapes), else "".
 std::string proxy_authorization(const URL& proxy);
 
+// What a TLS connection offers in ALPN: the context's list (native_connect),
+// HTTP/1.1 alone (pooled HTTP/1.1 connections, upgrades, tunnels), or h2
+// first (a probe of an origin for HTTP/2).
+enum class Alpn { Context, Http1, H2 };
+
 struct DialTarget {
     std::string_view host;
     uint16_t port = 0;
     bool secure = false;
     std::string_view uds_path;
     const URL* proxy = nullptr;
+    Alpn alpn = Alpn::Http1;
 };
+
+// The pool key: a connection serves only requests that would have made the
+// same one (a TLS one was verified for its host name).
+std::string pool_key(const DialTarget& t);
+
+class H2Pool;  // client_h2.h
 
 // Makes the client's connections and keeps the idle ones in a keep-alive
 // pool, for the vCPU of its first get() only (the pool, its reaper and the
@@ -138,6 +150,12 @@ public:
     // A new connection (TLS handshaken if secure), not pooled.
     ISocketStream* dial(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
                         const Timeout& deadline);
+    // s (a fresh connection to t) as get() would return it, to go to the pool
+    // after use; an idle pooled one of t instead if there is one (s is then
+    // deleted). nullptr with errno.
+    ISocketStream* adopt(const DialTarget& t, ISocketStream* s);
+    // The HTTP/2 connections of the home vCPU; nullptr elsewhere.
+    H2Pool* h2_pool();
 
     // Test seam: how every Dialer looks host names up, bounded by the
     // operation's deadline (through the DNS cache on the home vCPU, directly
@@ -148,10 +166,12 @@ public:
 
 private:
     bool at_home();
-    ISocketStream* connect_host(std::string_view host, uint16_t port, bool secure,
+    ISocketStream* connect_host(std::string_view host, uint16_t port, bool secure, Alpn alpn,
                                 const std::vector<IPAddr>& bind_ips, const Timeout& deadline);
     IPAddr resolve(std::string_view host, const Timeout& deadline);
-    ISocketStream* wrap_tls(ISocketStream* s, std::string_view host, const Timeout& deadline);
+    ISocketStream* wrap_tls(ISocketStream* s, std::string_view host, Alpn alpn,
+                            const Timeout& deadline);
+    ISocketPool* pool();
     static int open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host,
                            uint16_t port, const Timeout& deadline);
 
@@ -161,6 +181,7 @@ private:
     // gone instead of joining a reaper whose vCPU is no more.
     struct home_state;
     static void fini_homes();
+    static void fini_h2();
 
     TLSContext* tls_ctx_;
     vcpu_base* home_ = nullptr;

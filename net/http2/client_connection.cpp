@@ -71,6 +71,7 @@ struct ClientConnection::Impl final : Connection {
     uint32_t next_id = 1;
     thread* reader = nullptr;
     join_handle* reader_join = nullptr;
+    condition_variable settled;  // the server's SETTINGS came, or the connection ended
 
     Impl(ISocketStream* s, const ConnectionOptions& o) : Connection(s, o, false) {}
 
@@ -117,9 +118,10 @@ struct ClientConnection::Impl final : Connection {
     bool winding_down() const override { return stopping; }
 
     void read_frames() {
-        while (next_frame() == 1) {
-        }
+        while (next_frame() == 1)
+            if (got_settings) settled.notify_all();
         end_all();
+        settled.notify_all();
     }
 };
 
@@ -148,6 +150,14 @@ int ClientConnection::start() {
     if (!c->reader) return -1;
     c->reader_join = thread_enable_join(c->reader);
     return 0;
+}
+
+int ClientConnection::wait_settings(uint64_t timeout) {
+    auto c = impl_;
+    Timeout t(timeout);
+    while (!c->got_settings && c->reader && !c->dead)
+        if (c->settled.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
+    return c->got_settings ? 0 : (errno = EPROTONOSUPPORT, -1);
 }
 
 bool ClientConnection::usable() const {

@@ -56,6 +56,10 @@ public:
 
     // The client preface and SETTINGS; starts the reader. 0 or -1.
     int start();
+    // Waits for the server's first SETTINGS (its preface): 0, or -1 with
+    // errno EPROTONOSUPPORT (the connection ended without one: not an HTTP/2
+    // server, e.g. an HTTP/1.1 one answering an h2c preface) or ETIMEDOUT.
+    int wait_settings(uint64_t timeout = -1);
     // A new stream carrying the request head (pseudo-fields :method, :scheme,
     // :authority, :path first); end_stream: no body follows. Waits up to
     // timeout while all the server's concurrent streams are in use. nullptr

@@ -155,6 +155,21 @@ int TLSSocketStream::set_hostname(const char* host) {
     return 0;
 }
 
+int TLSSocketStream::set_alpn_protos(const std::vector<estring_view>& protos) {
+    if (handshaken_) LOG_ERROR_RETURN(EISCONN, -1, "ALPN protocols set after the handshake");
+    std::string wire;
+    for (auto p : protos) {
+        if (p.empty() || p.size() > 255)
+            LOG_ERROR_RETURN(EINVAL, -1, "ALPN protocol names are 1..255 bytes");
+        wire.push_back((char)p.size());
+        wire.append(p);
+    }
+    // SSL_set_alpn_protos returns 0 on success.
+    if (SSL_set_alpn_protos(ssl_, (const unsigned char*)wire.data(), wire.size()) != 0)
+        LOG_ERROR_RETURN(ENOMEM, -1, "SSL_set_alpn_protos failed");
+    return 0;
+}
+
 std::string_view TLSSocketStream::alpn_selected() const {
     const unsigned char* p = nullptr;
     unsigned int n = 0;
@@ -508,6 +523,12 @@ int tls_stream_set_hostname(ISocketStream* stream, const char* hostname) {
     auto t = as_tls(stream);
     if (!t) LOG_ERROR_RETURN(EINVAL, -1, "tls_stream_set_hostname: not a TLS stream");
     return t->set_hostname(hostname);
+}
+
+int tls_stream_set_alpn_protos(ISocketStream* stream, const std::vector<estring_view>& protos) {
+    auto t = as_tls(stream);
+    if (!t) LOG_ERROR_RETURN(EINVAL, -1, "tls_stream_set_alpn_protos: not a TLS stream");
+    return t->set_alpn_protos(protos);
 }
 
 estring_view tls_stream_get_alpn_selected(ISocketStream* stream) {

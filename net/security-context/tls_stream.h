@@ -33,6 +33,7 @@ public:
     int handshake(Timeout t);
     int set_hostname(const char* host);
     std::string_view alpn_selected() const;
+    int set_alpn_protos(const std::vector<estring_view>& protos);
     const char* version() const { return handshaken_ ? SSL_get_version(ssl_) : nullptr; }
 
     int close() override;

@@ -43,6 +43,11 @@ int tls_stream_set_hostname(ISocketStream*, const char*) {
     return -1;
 }
 
+int tls_stream_set_alpn_protos(ISocketStream*, const std::vector<estring_view>&) {
+    errno = ENOSYS;
+    return -1;
+}
+
 estring_view tls_stream_get_alpn_selected(ISocketStream*) { return {}; }
 
 int tls_stream_handshake(ISocketStream*) {

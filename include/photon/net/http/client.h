@@ -7,6 +7,12 @@
 // body was read to the end and both sides allow keep-alive; otherwise it is
 // closed.
 //
+// HTTP/2 (an extension, see Client::http_version): https URLs offer h2 in
+// ALPN and use it when the server picks it; http URLs use h2c by prior
+// knowledge when the client is set to HttpVersion::Http2. All coroutines of
+// the client's vCPU share one HTTP/2 connection per origin, each request on
+// a stream of its own; the Operation API is the same either way.
+//
 // Calls block the calling coroutine only. A client pools connections (and
 // caches DNS answers) for the vCPU of its first call; other vCPUs may call
 // too, on connections of their own that are closed after use. Delete the
@@ -41,6 +47,19 @@ class TLSContext;
 namespace http {
 
 class IWebSocketStream;  // websocket.h
+
+// Extension: the protocol versions a client may speak.
+enum class HttpVersion : uint8_t {
+    // https: ALPN offers "h2" and "http/1.1", and h2 is spoken if the server
+    // picks it; http: HTTP/1.1. The default.
+    Auto,
+    // HTTP/1.1 only (ALPN offers "http/1.1").
+    Http1,
+    // As Auto, and http URLs use h2c with prior knowledge; an origin that
+    // does not answer the preface as HTTP/2 gets HTTP/1.1 (and is asked
+    // again after 10 minutes).
+    Http2,
+};
 
 class ICookieJar : public Object {
 public:
@@ -132,6 +151,10 @@ public:
         // connection (no call, a failed one, a plain request, taken already).
         ISocketStream* take_connection(std::string* leftover);
 
+        // Extension: Http1 or Http2, the protocol of the last call's last
+        // exchange (Auto before a call).
+        HttpVersion http_version() const { return http_version_; }
+
         ~Operation();
         Operation(const Operation&) = delete;
         Operation& operator=(const Operation&) = delete;
@@ -152,6 +175,7 @@ public:
         // kept by the client implementation (returned to the pool or closed).
         struct Connection;
         Connection* conn_ = nullptr;
+        HttpVersion http_version_ = HttpVersion::Auto;
     };
 
     // An Operation as a local variable (PhotonLibOS's name; the input buffer
@@ -202,6 +226,12 @@ public:
     void timeout_ms(uint64_t tmo) { timeout(tmo * 1000UL); }
     void timeout_s(uint64_t tmo) { timeout(tmo * 1000UL * 1000UL); }
 
+    // Extension: which versions of HTTP new connections may speak (see
+    // HttpVersion). Requests through a proxy or a unix socket, and upgrades
+    // (WebSocket), always go as HTTP/1.1.
+    void http_version(HttpVersion v) { http_version_ = v; }
+    HttpVersion http_version() const { return http_version_; }
+
     // An upgraded WebSocket connection to url (websocket.h), or nullptr.
     IWebSocketStream* websocket_connect(std::string_view url, uint64_t timeout = -1ULL);
 
@@ -219,6 +249,7 @@ protected:
     uint64_t m_timeout = -1UL;
     bool m_proxy = false;
     std::vector<IPAddr> m_bind_ips;
+    HttpVersion http_version_ = HttpVersion::Auto;
 };
 
 // A client without a cookie jar ignores Set-Cookie; the caller keeps the jar

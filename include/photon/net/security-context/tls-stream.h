@@ -122,6 +122,11 @@ int tls_stream_set_hostname(ISocketStream* stream, const char* hostname);
 estring_view tls_stream_get_alpn_selected(ISocketStream* stream);
 
 // -- extensions -------------------------------------------------------------
+// Client, before the handshake: offers these ALPN protocols on this stream
+// instead of the context's list (the HTTP client offers h2 on some of its
+// connections and not on others). 0, or -1 EINVAL (not a TLS stream, a name
+// outside 1..255 bytes), EISCONN (after the handshake).
+int tls_stream_set_alpn_protos(ISocketStream* stream, const std::vector<estring_view>& protos);
 // Runs the handshake now if not done; 0, or -1 with errno: EACCES when the
 // peer's certificate fails verification, EPROTO for other TLS failures,
 // ECONNRESET if the peer closed, or the base stream's error (ETIMEDOUT ...).

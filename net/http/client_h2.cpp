@@ -1,0 +1,341 @@
+// The HTTP client's HTTP/2 side (client_h2.h): the per-origin connections and
+// an operation's exchange on one stream.
+#include "client_h2.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <photon/common/alog-stdstring.h>
+#include <photon/common/alog.h>
+#include <photon/net/http/verb.h>
+#include <photon/net/security-context/tls-stream.h>
+
+namespace photon {
+namespace net {
+namespace http {
+
+namespace {
+
+// An origin whose ALPN or h2c preface said HTTP/1.1 is asked again after this
+// long (a server may be reconfigured); meanwhile its requests go as HTTP/1.1.
+constexpr uint64_t kH1Memory = 600ULL * 1000 * 1000;
+// Pooled connections without a stream for this long are closed (servers close
+// theirs after 10 s to 3 min with a GOAWAY, which also retires one).
+constexpr uint64_t kIdleExpiration = 60ULL * 1000 * 1000;
+constexpr uint64_t kSweepInterval = 1000ULL * 1000;
+
+// Fields that describe the HTTP/1.1 connection, not the message (RFC 9113
+// 8.2.2): never sent on a stream. Host becomes :authority.
+bool connection_specific(std::string_view name) {
+    static const char* const kDropped[] = {"connection",        "keep-alive", "proxy-connection",
+                                           "transfer-encoding", "upgrade",    "host"};
+    for (auto d : kDropped)
+        if (name == d) return true;
+    return false;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out)
+        if (c >= 'A' && c <= 'Z') c = c - 'A' + 'a';
+    return out;
+}
+
+}  // namespace
+
+// ---- H2Conn -------------------------------------------------------------------
+
+H2Conn::~H2Conn() {
+    conn.reset();  // sends GOAWAY and joins its reader while the socket is there
+    sock.reset();
+}
+
+H2Conn* H2Conn::open(ISocketStream* s, bool secure, const Timeout& deadline) {
+    std::unique_ptr<H2Conn> c(new H2Conn);
+    c->sock.reset(s);
+    c->secure = secure;
+    http2::ConnectionOptions o;
+    // A response may take long to begin (the call's timeout bounds it): no
+    // GOAWAY for a quiet connection, the pool closes idle ones itself.
+    o.idle_timeout = UINT64_MAX / 4;
+    c->conn.reset(new http2::ClientConnection(s, o));
+    if (c->conn->start() < 0) return nullptr;
+    // h2c by prior knowledge: an HTTP/1.1 server answers the preface with a
+    // 400 or closes; we learn it here, before a request was sent.
+    if (!secure && c->conn->wait_settings(deadline.timeout()) < 0) return nullptr;
+    return c.release();
+}
+
+// ---- H2Pool -------------------------------------------------------------------
+
+H2Pool::~H2Pool() {
+    for (auto& kv : origins_) delete kv.second.conn;
+    for (auto c : retired_) delete c;
+}
+
+void H2Pool::close_all() {
+    closed_ = true;
+    for (auto& kv : origins_)
+        if (kv.second.conn) retire(kv.second.conn), kv.second.conn = nullptr;
+    for (auto c : retired_) c->sock->shutdown(ShutdownHow::ReadWrite);  // their users fail at once
+}
+
+void H2Pool::retire(H2Conn* c) {
+    c->pooled = false;
+    if (c->users == 0)
+        delete c;
+    else
+        retired_.push_back(c);
+}
+
+// Closes pooled connections idle too long or no longer usable (the server's
+// GOAWAY, a failure), and forgets origins with nothing to remember.
+void H2Pool::sweep() {
+    uint64_t now = photon::now;
+    if (now - last_sweep_ < kSweepInterval) return;
+    last_sweep_ = now;
+    for (auto it = origins_.begin(); it != origins_.end();) {
+        Origin& o = it->second;
+        H2Conn* c = o.conn;
+        if (c && c->users == 0 && (!c->conn->usable() || now - c->idle_since >= kIdleExpiration)) {
+            retire(c);
+            o.conn = c = nullptr;
+        }
+        if (!c && !o.dialing && o.h1_until <= now)
+            it = origins_.erase(it);
+        else
+            ++it;
+    }
+}
+
+H2Pool::Verdict H2Pool::acquire(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
+                                const Timeout& deadline, bool pooled, H2Conn** out,
+                                ISocketStream** h1) {
+    *out = nullptr;
+    *h1 = nullptr;
+    pooled = pooled && !closed_;
+    std::string key = pool_key(t);
+    if (pooled) {
+        sweep();
+        for (;;) {
+            Origin& o = origins_[key];
+            if (o.h1_until > photon::now) return Verdict::H1;
+            if (o.conn && o.conn->conn->usable()) {
+                o.conn->users++;
+                *out = o.conn;
+                return Verdict::H2;
+            }
+            if (o.conn) retire(o.conn), o.conn = nullptr;
+            if (!o.dialing) {
+                o.dialing = true;
+                break;
+            }
+            if (dialed_.wait_no_lock(deadline) < 0 && errno == ETIMEDOUT) return Verdict::Fail;
+        }
+    }
+    DialTarget d = t;
+    d.alpn = Alpn::H2;
+    ISocketStream* s = dialer_->dial(d, bind_ips, deadline);
+    H2Conn* c = nullptr;
+    bool h2 = s && (!t.secure || tls_stream_get_alpn_selected(s) == "h2");
+    int err = 0;
+    if (h2) {
+        c = H2Conn::open(s, t.secure, deadline);  // s is the connection's now
+        if (!c) err = errno;
+    } else if (!s) {
+        err = deadline.expired() ? ETIMEDOUT : errno;
+    }
+    Verdict v = c                                      ? Verdict::H2
+                : (s && !h2) || err == EPROTONOSUPPORT ? Verdict::H1
+                                                       : Verdict::Fail;
+    if (v == Verdict::H1) {
+        LOG_DEBUG("http client: ` speaks HTTP/1.1 only", key);
+        if (s && !h2) *h1 = s;
+    }
+    if (c) {
+        c->key = key;
+        c->users = 1;
+        c->own = !pooled;
+        *out = c;
+    }
+    if (pooled) {
+        Origin& o = origins_[key];
+        o.dialing = false;
+        if (v == Verdict::H1) o.h1_until = photon::now + kH1Memory;
+        if (c && !closed_) {
+            c->pooled = true;
+            o.conn = c;
+        }
+        dialed_.notify_all();
+    }
+    if (v == Verdict::Fail) errno = err;
+    return v;
+}
+
+void H2Pool::put(H2Conn* c) {
+    if (c->own) {
+        delete c;
+        return;
+    }
+    if (--c->users > 0) return;
+    c->idle_since = photon::now;
+    if (c->pooled && c->conn->usable() && !closed_) return;
+    if (c->pooled) {  // unusable: the origin's next request makes another one
+        auto it = origins_.find(c->key);
+        if (it != origins_.end() && it->second.conn == c) it->second.conn = nullptr;
+    } else {
+        retired_.erase(std::remove(retired_.begin(), retired_.end(), c), retired_.end());
+    }
+    delete c;
+}
+
+// ---- H2Exchange ---------------------------------------------------------------
+
+H2Exchange::~H2Exchange() { release(); }
+
+void H2Exchange::bind(H2Pool* pool, H2Conn* c, Request* req, Response* resp, bool has_body,
+                      const Timeout& deadline) {
+    release();
+    pool_ = pool;
+    conn_ = c;
+    req_ = req;
+    resp_ = resp;
+    has_body_ = has_body;
+    finished_ = !has_body;
+    responded_ = false;
+    expect_ = -1;
+    got_ = 0;
+    deadline_ = deadline;
+    in_.reset(this);
+    Headers keep(std::move(req->headers));  // binding clears them
+    req->reset(nullptr, this, this);
+    req->headers = std::move(keep);
+    resp->reset(&in_, this, nullptr);
+}
+
+void H2Exchange::release() {
+    if (stream_) conn_->conn->release(stream_);
+    stream_ = nullptr;
+    if (conn_) {
+        if (pool_)
+            pool_->put(conn_);
+        else
+            delete conn_;  // unreachable: every exchange has its pool
+    }
+    conn_ = nullptr;
+    if (req_) req_->reset(nullptr, nullptr, nullptr);
+    req_ = nullptr;
+    if (resp_) resp_->reset(nullptr, nullptr, nullptr);
+    resp_ = nullptr;
+}
+
+int H2Exchange::send_head(Message& m) {
+    if (stream_ || &m != req_) return errno = EINVAL, -1;
+    Request& req = *req_;
+    const URL& u = req.url();
+    std::vector<http2::HeaderField> f;
+    f.reserve(req.headers.size() + 4);
+    f.push_back({":method", std::string(verbstr[req.verb()])});
+    f.push_back({":scheme", std::string(u.scheme())});
+    std::string_view host = req.headers["Host"];
+    f.push_back({":authority", std::string(host.empty() ? u.host_port() : host)});
+    f.push_back({":path", std::string(req.target())});
+    std::string_view conn_tokens = req.headers["Connection"];
+    for (auto h : req.headers) {
+        std::string name = lower(h.first);
+        if (connection_specific(name) || list_has_token(conn_tokens, name)) continue;
+        if (name == "te" && !iequals(h.second, "trailers")) continue;
+        f.push_back({std::move(name), std::string(h.second)});
+    }
+    stream_ = conn_->conn->request(f, !has_body_, deadline_.timeout());
+    if (!stream_ && deadline_.expired()) errno = ETIMEDOUT;
+    return stream_ ? 0 : -1;
+}
+
+int H2Exchange::finish_request() {
+    if (finished_) return 0;
+    if (!stream_) return errno = ENOTCONN, -1;
+    finished_ = true;
+    return stream_->finish();
+}
+
+int H2Exchange::receive_response(Verb request_verb) {
+    if (!stream_) return errno = ENOTCONN, -1;
+    int status = stream_->response(deadline_.timeout());
+    if (status < 0) return -1;
+    responded_ = true;
+    Response& resp = *resp_;
+    resp.reset(&in_, this, nullptr);
+    resp.minor_version(1);
+    if (resp.set_result(status) < 0) return errno = EPROTO, -1;
+    for (auto& h : stream_->response_fields()) {
+        if (!h.name.empty() && h.name[0] == ':') continue;
+        if (resp.headers.insert(h.name, h.value) < 0) return errno = EPROTO, -1;
+    }
+    bool none = request_verb == Verb::HEAD || status == 204 || status == 304;
+    bool cl = resp.headers.has("Content-Length");
+    expect_ = none ? 0 : cl ? (int64_t)resp.headers.content_length() : -1;
+    Framing framing = none ? Framing::None : cl ? Framing::ContentLength : Framing::UntilClose;
+    resp.head_received(framing, cl ? resp.headers.content_length() : 0);
+    return 0;
+}
+
+// A body read through the stream. Trailers go to resp.trailers at the
+// body's end; for a body with a Content-Length (whose reader stops at the
+// last byte), the read of that byte waits for the stream's end to take them.
+ssize_t H2Exchange::read(void* buf, size_t count) {
+    if (!stream_) return errno = ENOTCONN, -1;
+    ssize_t n = stream_->read(buf, count, deadline_.timeout());
+    if (n < 0 && deadline_.expired()) errno = ETIMEDOUT;
+    if (n > 0) got_ += n;
+    bool end = n == 0 || (n > 0 && expect_ >= 0 && got_ == (uint64_t)expect_);
+    if (n > 0 && end) {
+        char extra;
+        ssize_t r = stream_->read(&extra, 1, deadline_.timeout());
+        if (r != 0) {
+            if (r > 0) errno = EPROTO;  // more than its Content-Length: the check resets it
+            return n;                   // the bytes first; the reader sees any error next
+        }
+    }
+    if (end && resp_) {
+        resp_->trailers.clear();
+        for (auto& h : stream_->trailers()) resp_->trailers.insert(h.name, h.value);
+    }
+    return n;
+}
+
+ssize_t H2Exchange::readv(const struct iovec* iov, int iovcnt) {
+    ssize_t total = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len == 0) continue;
+        ssize_t n = read(iov[i].iov_base, iov[i].iov_len);
+        if (n < 0) return total ? total : -1;
+        total += n;
+        if ((size_t)n < iov[i].iov_len) break;
+    }
+    return total;
+}
+
+ssize_t H2Exchange::write(const void* buf, size_t count) {
+    if (!stream_) return errno = ENOTCONN, -1;
+    if (count == 0) return 0;
+    ssize_t n = stream_->write(buf, count, deadline_.timeout());
+    if (n < 0 && deadline_.expired()) errno = ETIMEDOUT;
+    return n;
+}
+
+ssize_t H2Exchange::writev(const struct iovec* iov, int iovcnt) {
+    ssize_t total = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len == 0) continue;
+        ssize_t n = write(iov[i].iov_base, iov[i].iov_len);
+        if (n < 0) return -1;
+        total += n;
+    }
+    return total;
+}
+
+}  // namespace http
+}  // namespace net
+}  // namespace photon
