@@ -80,11 +80,16 @@ constexpr size_t kStaticCount = sizeof(kStatic) / sizeof(kStatic[0]);
 static_assert(kStaticCount == 61, "RFC 7541 Appendix A has 61 entries");
 
 // The name's length first: names and values may hold any byte (NUL too).
+// Into *k, whose capacity is reused (the encoder looks up every field it sends).
+void field_key(std::string_view name, std::string_view value, std::string* k) {
+    uint32_t n = (uint32_t)name.size();
+    k->assign((const char*)&n, sizeof(n)).append(name).append(value);
+}
+
 std::string field_key(std::string_view name, std::string_view value) {
     std::string k;
     k.reserve(4 + name.size() + value.size());
-    uint32_t n = (uint32_t)name.size();
-    k.append((const char*)&n, sizeof(n)).append(name).append(value);
+    field_key(name, value, &k);
     return k;
 }
 
@@ -315,7 +320,7 @@ void HpackEncoder::write_string(std::string_view s, std::string* out) {
 }
 
 size_t HpackEncoder::find(std::string_view name, std::string_view value) {
-    key_ = field_key(name, value);
+    field_key(name, value, &key_);
     auto& st = static_index().by_field;
     auto s = st.find(key_);
     if (s != st.end()) return s->second;
@@ -343,7 +348,8 @@ size_t HpackEncoder::find_name(std::string_view name) {
 void HpackEncoder::remember(std::string_view name, std::string_view value) {
     table_.add(name, value);  // (kept: only entries within the table are added)
     uint64_t seq = table_.added() - 1;
-    by_field_[field_key(name, value)] = seq;
+    field_key(name, value, &key_);
+    by_field_[key_] = seq;
     by_name_[std::string(name)] = seq;
     if (by_field_.size() > 2 * table_.count() + 64) prune();
 }
