@@ -6,6 +6,8 @@
 // connection, trailers, and the fall back to HTTP/1.1 where h2 is not spoken.
 // A missing peer skips its test. Under a sanitizer the big transfers are
 // 16 MiB instead of 100 (kBig).
+#include <unistd.h>
+
 #include <photon/common/checksum/digest.h>
 #include <photon/net/http/client.h>
 #include <photon/net/security-context/tls-stream.h>
@@ -17,9 +19,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -201,6 +206,31 @@ private:
     std::atomic<bool> failed_{false}, stop_{false}, goaway_done_{false};
 };
 
+// GET url with sha256 of the body: "<sha> <size>", or what failed.
+std::string get_sha(Client* c, const std::string& url, HttpVersion* v = nullptr) {
+    Client::OperationOnStack<> op(c, Verb::GET, url);
+    op.timeout = 60'000'000;
+    if (op.call() < 0) return "<call failed " + std::to_string(errno) + ">";
+    if (v) *v = op.http_version();
+    if (op.status_code != 200) return "<status " + std::to_string(op.status_code) + ">";
+    size_t n;
+    std::string sha = body_sha(&op, &n);
+    return sha + " " + std::to_string(n);
+}
+// PUT (or POST) n pattern bytes from a stream to url: the status, or -errno.
+int upload(Client* c, Verb v, const std::string& url, size_t n, std::string* body,
+           HttpVersion* ver = nullptr) {
+    Client::OperationOnStack<> op(c, v, url);
+    op.timeout = 60'000'000;
+    PatternStream ps(n);
+    op.body_stream = &ps;
+    op.req.headers.content_length(n);
+    if (op.call() < 0) return -errno;
+    if (ver) *ver = op.http_version();
+    *body = photon_test::body_of(&op);
+    return op.status_code;
+}
+
 class Http2HttpClient : public photon_test::EngineTest {
 protected:
     // A client for our test CA's certificates, speaking h2c to http URLs
@@ -218,30 +248,6 @@ protected:
     void TearDown() override {
         tls_.reset();
         photon_test::EngineTest::TearDown();
-    }
-    // GET url with sha256 of the body: "<sha> <size>", or what failed.
-    static std::string get_sha(Client* c, const std::string& url, HttpVersion* v = nullptr) {
-        Client::OperationOnStack<> op(c, Verb::GET, url);
-        op.timeout = 60'000'000;
-        if (op.call() < 0) return "<call failed " + std::to_string(errno) + ">";
-        if (v) *v = op.http_version();
-        if (op.status_code != 200) return "<status " + std::to_string(op.status_code) + ">";
-        size_t n;
-        std::string sha = body_sha(&op, &n);
-        return sha + " " + std::to_string(n);
-    }
-    // PUT (or POST) n pattern bytes from a stream to url: the status, or -errno.
-    static int upload(Client* c, Verb v, const std::string& url, size_t n, std::string* body,
-                      HttpVersion* ver = nullptr) {
-        Client::OperationOnStack<> op(c, v, url);
-        op.timeout = 60'000'000;
-        PatternStream ps(n);
-        op.body_stream = &ps;
-        op.req.headers.content_length(n);
-        if (op.call() < 0) return -errno;
-        if (ver) *ver = op.http_version();
-        *body = photon_test::body_of(&op);
-        return op.status_code;
     }
     std::unique_ptr<TLSContext> tls_;
 };
@@ -423,6 +429,123 @@ TEST_P(Http2HttpClient, SpeaksH2ByAlpnAndFallsBackWhereItIsNotChosen) {
     }
     EXPECT_EQ(1, h1tls.accepts) << "the ALPN probe's connection served as HTTP/1.1, pooled";
     EXPECT_EQ(2, h1.accepts) << "the h2c preface, then one HTTP/1.1 connection";
+}
+
+// kBig bytes down (sha256 checked) and up, then 50 coroutines at once, over
+// h2c (base_c) and h2 (base_s). `uploaded` gives the sha256 and size the
+// server saw of an upload, from its answer and the path it went to.
+void big_both_ways(
+    Client* c, const std::string& base_c, const std::string& base_s, const std::string& big_sha,
+    const std::string& up_path,
+    const std::function<std::string(const std::string&, const std::string&)>& uploaded) {
+    std::string expect = big_sha + " " + std::to_string(kBig);
+    for (auto base : {base_c, base_s}) {
+        SCOPED_TRACE(base);
+        HttpVersion v = HttpVersion::Auto;
+        auto t0 = photon_test::Clock::now();
+        EXPECT_EQ(expect, get_sha(c, base + "/big.bin", &v));
+        EXPECT_EQ(HttpVersion::Http2, v);
+        double down = photon_test::ms_since(t0);
+        std::string path = up_path + (base == base_c ? "c.bin" : "s.bin"), answer;
+        t0 = photon_test::Clock::now();
+        int st = upload(c, Verb::PUT, base + path, kBig, &answer, &v);
+        double up = photon_test::ms_since(t0);
+        EXPECT_TRUE(st == 200 || st == 201 || st == 204) << st << " " << answer;
+        EXPECT_EQ(HttpVersion::Http2, v);
+        EXPECT_EQ(expect, uploaded(answer, path));
+        printf("  %s: %zu MiB down in %.0f ms, up in %.0f ms\n", base.c_str(), kBig >> 20, down,
+               up);
+
+        int ok = 0;
+        std::vector<photon_test::task> tasks;
+        for (int i = 0; i < 50; i++)
+            tasks.push_back(photon_test::spawn([&] {
+                Client::OperationOnStack<> op(c, Verb::GET, base + "/small.bin");
+                op.timeout = 30'000'000;
+                if (op.call() == 0 && op.status_code == 200 &&
+                    op.http_version() == HttpVersion::Http2 &&
+                    photon_test::body_of(&op) == h2_pattern(64 << 10))
+                    ok++;
+            }));
+        for (auto& t : tasks) t.join();
+        EXPECT_EQ(50, ok);
+    }
+}
+
+TEST_P(Http2HttpClient, TalksToNginxOverH2cAndH2) {
+    auto& pki = photon_test::test_pki::get();
+    if (!pki.ok()) GTEST_SKIP() << "no openssl CLI for the test certificates";
+    if (!photon_test::have_tool("nginx")) GTEST_SKIP() << "no nginx";
+    photon_test::temp_dir tmp;
+    uint16_t h2c = photon_test::free_loopback_port(), h2 = photon_test::free_loopback_port();
+    std::string big_sha = write_big(tmp, "www/big.bin", kBig);
+    tmp.write("www/small.bin", h2_pattern(64 << 10));
+    std::filesystem::create_directories(tmp.path("www/up"));
+    photon_test::nginx_server ngx(
+        tmp, "listen 127.0.0.1:" + std::to_string(h2c) + " http2;\n    listen 127.0.0.1:" +
+                 std::to_string(h2) + " ssl http2;\n    ssl_certificate " + pki.path("srv.pem") +
+                 ";\n    ssl_certificate_key " + pki.path("srv.key") +
+                 ";\n    client_max_body_size 0;\n    location /up/ { dav_methods PUT; }");
+    if (!ngx.ok()) GTEST_SKIP() << "nginx did not start: " << ngx.error_log();
+    ASSERT_TRUE(photon_test::wait_until_listening(h2c) && photon_test::wait_until_listening(h2));
+    auto client_owned = client();
+    Client* c = client_owned.get();
+    big_both_ways(c, "http://127.0.0.1:" + std::to_string(h2c),
+                  "https://localhost:" + std::to_string(h2), big_sha, "/up/",
+                  [&](const std::string&, const std::string& path) {
+                      std::string got = photon_test::slurp(tmp.path("www" + path));
+                      return sha256_hex(got) + " " + std::to_string(got.size());
+                  });
+    // Each origin had one connection: its 102 requests share an nginx $connection.
+    EXPECT_EQ(2u, ngx.connections("HTTP/2.0").size()) << ngx.access_log().substr(0, 2000);
+    EXPECT_EQ(0u, ngx.connections("HTTP/1.1").size());
+}
+
+TEST_P(Http2HttpClient, TalksToH2oOverH2cAndH2) {
+    auto& pki = photon_test::test_pki::get();
+    if (!pki.ok()) GTEST_SKIP() << "no openssl CLI for the test certificates";
+    if (!photon_test::have_tool("h2o")) GTEST_SKIP() << "no h2o";
+    photon_test::temp_dir tmp;
+    std::string big_sha = write_big(tmp, "www/big.bin", kBig);
+    tmp.write("www/small.bin", h2_pattern(64 << 10));
+    // Uploads go through h2o's proxy to an HTTP/1.1 server of ours that hashes them.
+    photon_test::scripted_server hasher([](Request& req, Response& resp, ISocketStream*) {
+        photon::sha256 d;
+        std::unique_ptr<char[]> buf(new char[1 << 20]);
+        size_t total = 0;
+        ssize_t n;
+        while ((n = req.read(buf.get(), 1 << 20)) > 0) d.update(buf.get(), n), total += n;
+        return photon_test::reply(resp, hex(d.finalize()) + " " + std::to_string(total));
+    });
+    uint16_t h2c = photon_test::free_loopback_port(), h2 = photon_test::free_loopback_port();
+    std::string t = tmp.path();
+    // As root, h2o would serve as "nobody", who may not read our temp dir.
+    std::string user = geteuid() == 0 ? "user: root\n" : "";
+    tmp.write("h2o.conf", user + "error-log: " + t + "/error.log\n" + "access-log:\n  path: " + t +
+                              "/access.log\n" + "  format: \"%{connection-id}x %r %s\"\n" +
+                              "listen:\n  host: 127.0.0.1\n  port: " + std::to_string(h2c) + "\n" +
+                              "listen:\n  host: 127.0.0.1\n  port: " + std::to_string(h2) + "\n" +
+                              "  ssl:\n    certificate-file: " + pki.path("srv.pem") +
+                              "\n    key-file: " + pki.path("srv.key") + "\n" +
+                              "hosts:\n  \"127.0.0.1\":\n    paths:\n" +
+                              "      /up:\n        proxy.reverse.url: " + hasher.url("/up") +
+                              "\n      /:\n        file.dir: " + t + "/www\n");
+    photon_test::child_process h2o({"h2o", "-c", tmp.path("h2o.conf")}, "", tmp.path("h2o.out"));
+    if (!h2o.started() || !photon_test::wait_until_listening(h2c) ||
+        !photon_test::wait_until_listening(h2))
+        GTEST_SKIP() << "h2o did not start: " << photon_test::slurp(tmp.path("h2o.out"))
+                     << photon_test::slurp(tmp.path("error.log"));
+    auto client_owned = client();
+    Client* c = client_owned.get();
+    big_both_ways(c, "http://127.0.0.1:" + std::to_string(h2c),
+                  "https://localhost:" + std::to_string(h2), big_sha, "/up/",
+                  [](const std::string& answer, const std::string&) { return answer; });
+    std::string log = photon_test::slurp(tmp.path("access.log"));
+    std::set<std::string> conns;
+    std::istringstream in(log);
+    for (std::string line; std::getline(in, line);)
+        if (line.find("HTTP/2") != std::string::npos) conns.insert(line.substr(0, line.find(' ')));
+    EXPECT_EQ(2u, conns.size()) << log.substr(0, 2000);
 }
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(Http2HttpClient);
