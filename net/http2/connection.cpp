@@ -688,17 +688,19 @@ bool Connection::dispatch(const FrameHeader& h) {
 int Connection::next_frame() {
     reap();
     if (winding_down() && streams.empty()) return 0;
-    if (fill(kFrameHeaderSize, next_deadline()) < 0) {
+    // (The deadlines cost clock reads: only a read that waits needs one.)
+    if (rbuf.size() - rpos < kFrameHeaderSize && fill(kFrameHeaderSize, next_deadline()) < 0) {
         if (errno == ETIMEDOUT && on_timeout()) return 1;
         return errno == ECONNRESET || errno == ETIMEDOUT ? 0 : -1;
     }
-    last_frame_us = now_us();
+    last_frame_us = photon::now;  // the scheduler's clock: the idle deadline is coarse anyway
     auto h = read_frame_header((const uint8_t*)&rbuf[rpos]);
     if (h.length > opt.max_frame_size) {
         goaway(ErrorCode::FRAME_SIZE_ERROR, "a frame above SETTINGS_MAX_FRAME_SIZE");
         return errno = EPROTO, -1;
     }
-    if (fill(kFrameHeaderSize + h.length, Timeout(opt.idle_timeout)) < 0) return -1;
+    size_t whole = kFrameHeaderSize + h.length;
+    if (rbuf.size() - rpos < whole && fill(whole, Timeout(opt.idle_timeout)) < 0) return -1;
     bool go_on = dispatch(h);
     rpos += kFrameHeaderSize + h.length;
     if (go_on) return 1;
