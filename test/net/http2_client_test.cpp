@@ -1,8 +1,9 @@
 // The HTTP/2 client connection (net/http2/client_connection.h), on both
 // event engines: against our server connection (a response, an 8 MiB body
 // echoed while it is sent, 100 coroutines sharing one connection, a refused
-// stream, the server's stream limit and its GOAWAY) and against nginx's h2c
-// (a 1 MiB file, 20 at once). A missing nginx skips its test.
+// stream, the server's stream limit and its GOAWAY, wait_settings() against it
+// and against an HTTP/1.1 server) and against nginx's h2c (a 1 MiB file, 20
+// at once). A missing nginx skips its test.
 #include "../../net/http2/client_connection.h"
 
 #include <photon/net/socket.h>
@@ -162,6 +163,24 @@ TEST_P(Http2Client, AServersGoawayMakesTheConnectionUnusable) {
     errno = 0;
     EXPECT_EQ(nullptr, c->request(get("/hello"), true));
     EXPECT_TRUE(errno == EAGAIN || errno == ECONNRESET) << errno;
+}
+
+TEST_P(Http2Client, WaitSettingsTellsAnHttp2ServerFromAnHttp11One) {
+    H2Server server;
+    auto c = connect(server.port());
+    ASSERT_NE(nullptr, c);
+    EXPECT_EQ(0, c->wait_settings(10 * 1000 * 1000));
+    c.reset();
+    // An HTTP/1.1 server answers the preface with a 400 and closes.
+    photon_test::scripted_server h1(
+        [](photon::net::http::Request&, photon::net::http::Response& r,
+           photon::net::ISocketStream*) { return photon_test::reply(r, "h1"); });
+    auto c1 = connect(h1.port());
+    ASSERT_NE(nullptr, c1);
+    errno = 0;
+    EXPECT_EQ(-1, c1->wait_settings(10 * 1000 * 1000));
+    EXPECT_EQ(EPROTONOSUPPORT, errno);
+    EXPECT_FALSE(c1->usable());
 }
 
 TEST_P(Http2Client, TalksToNginxOverH2c) {
