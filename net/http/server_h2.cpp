@@ -4,6 +4,7 @@
 #include "server_h2.h"
 
 #include <cctype>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,15 @@ using http2::HeaderField;
 // waits at most body_timeout.
 class BodyIn final : public IStream {
 public:
-    BodyIn(http2::Stream& s, uint64_t timeout) : s_(s), timeout_(timeout) {}
+    explicit BodyIn(uint64_t timeout) : timeout_(timeout) {}
+    void bind(http2::Stream* s) {
+        s_ = s;
+        timed_out_ = false;
+    }
     bool timed_out() const { return timed_out_; }
 
     ssize_t read(void* buf, size_t count) override {
-        ssize_t n = s_.read(buf, count, timeout_);
+        ssize_t n = s_->read(buf, count, timeout_);
         if (n < 0 && errno == ETIMEDOUT) timed_out_ = true;
         return n;
     }
@@ -42,7 +47,7 @@ public:
     int close() override { return 0; }
 
 private:
-    http2::Stream& s_;
+    http2::Stream* s_ = nullptr;
     uint64_t timeout_;
     bool timed_out_ = false;
 };
@@ -51,10 +56,11 @@ private:
 // most send_timeout.
 class BodyOut final : public IStream {
 public:
-    BodyOut(http2::Stream& s, uint64_t timeout) : s_(s), timeout_(timeout) {}
+    explicit BodyOut(uint64_t timeout) : timeout_(timeout) {}
+    void bind(http2::Stream* s) { s_ = s; }
 
     ssize_t write(const void* buf, size_t count) override {
-        return count ? s_.write(buf, count, timeout_) : 0;
+        return count ? s_->write(buf, count, timeout_) : 0;
     }
     ssize_t writev(const struct iovec* iov, int iovcnt) override {
         ssize_t total = 0;
@@ -69,7 +75,7 @@ public:
     int close() override { return 0; }
 
 private:
-    http2::Stream& s_;
+    http2::Stream* s_ = nullptr;
     uint64_t timeout_;
 };
 
@@ -81,47 +87,48 @@ public:
     bool head_sent() const { return head_sent_; }
 };
 
-std::string lower(std::string_view s) {
-    std::string r(s);
-    for (auto& ch : r) ch = (char)tolower((unsigned char)ch);
-    return r;
+// *out = s in lower case (reusing out's storage).
+void lower(std::string_view s, std::string* out) {
+    out->assign(s.data(), s.size());
+    for (auto& ch : *out)
+        if (ch >= 'A' && ch <= 'Z') ch = (char)(ch | 0x20);
 }
 
-// One request stream: its messages, bound to the stream.
+// The messages of a request stream, bound to one stream at a time. A
+// connection keeps the ones its streams are done with for the next streams,
+// so that steady state allocates little.
 class Exchange final : public Message::HeadSender {
 public:
-    Exchange(Connection& c, http2::Stream& s)
-        : s_(s),
-          body_in_(s, c.opts.body_timeout),
-          body_out_(s, c.opts.send_timeout),
-          in_(&body_in_, 16 * 1024),
-          req_(c.opts.limits),
-          resp_(c.opts.limits) {
-        req_.reset(&in_, &body_out_, this);
-        resp_.reset(&in_, &body_out_, this);
-    }
+    explicit Exchange(const ServerOptions& o)
+        : body_in_(o.body_timeout),
+          body_out_(o.send_timeout),
+          in_(&body_in_, 1024),  // bodies are read into the caller's buffer: no copy
+          req_(o.limits),
+          resp_(o.limits) {}
 
-    // The request from the stream's fields: 0, or the status to answer.
-    int load_request();
-    void serve(Dispatch dispatch);
-
+    // Serves the request of stream s through dispatch.
+    void serve(http2::Stream& s, Dispatch dispatch);
     int send_head(Message& m) override;
 
 private:
+    // The request from the stream's fields: 0, or the status to answer.
+    int load_request();
     // An answer of the server's own, in place of the handler's.
     void answer(int status);
 
-    http2::Stream& s_;
+    http2::Stream* s_ = nullptr;
     BodyIn body_in_;
     BodyOut body_out_;
     InputBuffer in_;
     Request req_;
     StreamResponse resp_;
+    std::vector<HeaderField> fields_;  // the response head's, reused
+    std::string cookie_;
 };
 
 int Exchange::load_request() {
     std::string_view method, path, authority;
-    for (auto& f : s_.request()) {
+    for (auto& f : s_->request()) {
         if (f.name[0] != ':') break;  // pseudo-fields come first (checked)
         if (f.name == ":method") method = f.value;
         if (f.name == ":path") path = f.value;
@@ -133,19 +140,20 @@ int Exchange::load_request() {
     if (req_.target(req_.verb() == Verb::CONNECT ? authority : path) < 0) return 400;
     auto& h = req_.headers;
     // :authority stands for Host (8.3.1); cookie crumbs join again (8.2.3).
-    if (!authority.empty() && h.insert("Host", authority) < 0) return 431;
-    std::string cookie;
-    for (auto& f : s_.request()) {
+    if (!authority.empty() && h.append_valid("Host", authority) < 0) return 431;
+    cookie_.clear();
+    for (auto& f : s_->request()) {
         if (f.name[0] == ':') continue;
         if (f.name == "host" && !authority.empty()) continue;
         if (f.name == "cookie") {
-            cookie.append(cookie.empty() ? "" : "; ").append(f.value);
+            cookie_.append(cookie_.empty() ? "" : "; ").append(f.value);
             continue;
         }
-        if (h.insert(f.name, f.value, 1) < 0) return errno == ENOBUFS ? 431 : 400;
+        // Checked as RFC 9113 8.2 requires (request_check.h): no CR, LF, NUL.
+        if (h.append_valid(f.name, f.value) < 0) return 431;
     }
-    if (!cookie.empty() && h.insert("cookie", cookie) < 0) return 431;
-    if (!s_.has_body()) {
+    if (!cookie_.empty() && h.append_valid("cookie", cookie_) < 0) return 431;
+    if (!s_->has_body()) {
         req_.head_received(Framing::None, 0);
     } else if (h.has("Content-Length")) {
         uint64_t len = h.content_length();
@@ -160,17 +168,20 @@ int Exchange::load_request() {
 
 int Exchange::send_head(Message& m) {
     auto& r = static_cast<Response&>(m);
-    std::vector<HeaderField> fields;
-    fields.reserve(r.headers.size() + 1);
-    fields.push_back({":status", std::to_string(r.status_code())});
+    size_t n = 1;
+    fields_.resize(r.headers.size() + 1);
+    fields_[0].name.assign(":status");
+    fields_[0].value.assign(std::to_string(r.status_code()));
     for (auto f : r.headers) {
-        std::string name = lower(f.first);
-        if (http2::connection_specific(name)) continue;
-        fields.push_back({std::move(name), std::string(f.second)});
+        lower(f.first, &fields_[n].name);
+        if (http2::connection_specific(fields_[n].name)) continue;
+        fields_[n].value.assign(f.second.data(), f.second.size());
+        fields_[n++].never_index = false;
     }
+    fields_.resize(n);
     bool no_body = !resp_.may_have_body() ||
                    (r.headers.has("Content-Length") && r.headers.content_length() == 0);
-    return s_.respond(fields, no_body);
+    return s_->respond(fields_, no_body);
 }
 
 void Exchange::answer(int status) {
@@ -178,10 +189,17 @@ void Exchange::answer(int status) {
     resp_.for_request(req_.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
     standard_headers(resp_);
     simple_response(resp_, status, resp_.may_have_body());
-    if (resp_.send() == 0) s_.finish();
+    if (resp_.send() == 0) s_->finish();
 }
 
-void Exchange::serve(Dispatch dispatch) {
+void Exchange::serve(http2::Stream& s, Dispatch dispatch) {
+    s_ = &s;
+    body_in_.bind(&s);
+    body_out_.bind(&s);
+    in_.reset(&body_in_);
+    req_.reset(&in_, &body_out_, this);
+    resp_.reset(&in_, &body_out_, this);
+    req_.verb(Verb::UNKNOWN);
     int status = load_request();
     if (status) return answer(status);
     (void)resp_.set_result(200);
@@ -209,9 +227,9 @@ void Exchange::serve(Dispatch dispatch) {
     if (ret < 0 || resp_.send() < 0) {
         if (ret >= 0 && errno == EPROTO)
             LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
-        return s_.reset(http2::ErrorCode::INTERNAL_ERROR);
+        return s_->reset(http2::ErrorCode::INTERNAL_ERROR);
     }
-    s_.finish();
+    s_->finish();
 }
 
 http2::ConnectionOptions h2_options(const ServerOptions& o) {
@@ -252,12 +270,24 @@ bool base64url_decode(std::string_view in, std::string* out) {
     return true;
 }
 
+// The Exchanges a connection keeps for its next streams, at most.
+constexpr size_t kSpareExchanges = 32;
+
 // Serves the connection with `run` (serve() or serve_upgraded()).
 template <typename Run>
 int serve_with(Connection& c, Dispatch dispatch, Run run) {
     c.request_hold.reset();  // the connection window is the stream's budget now
-    http2::ServerConnection h2(c.sock, h2_options(c.opts), [&c, dispatch](http2::Stream& s) {
-        Exchange(c, s).serve(dispatch);
+    std::vector<std::unique_ptr<Exchange>> spare;  // of streams done, for the next ones
+    http2::ServerConnection h2(c.sock, h2_options(c.opts), [&](http2::Stream& s) {
+        std::unique_ptr<Exchange> x;
+        if (spare.empty()) {
+            x.reset(new Exchange(c.opts));
+        } else {
+            x = std::move(spare.back());
+            spare.pop_back();
+        }
+        x->serve(s, dispatch);
+        if (spare.size() < kSpareExchanges) spare.push_back(std::move(x));
     });
     // stop() interrupts the reader until it has sent its GOAWAY.
     h2.stop_on(c.stopping, [&c] { c.wait.store(WaitState::None, std::memory_order_relaxed); });
@@ -315,7 +345,8 @@ int upgrade_to_http2(Connection& c, Dispatch dispatch) {
     fields.push_back({":authority", std::string(req.host())});
     fields.push_back({":path", std::string(req.target())});
     for (auto f : req.headers) {
-        std::string name = lower(f.first);
+        std::string name;
+        lower(f.first, &name);
         if (name == "host" || name == "http2-settings" || http2::connection_specific(name))
             continue;
         fields.push_back({std::move(name), std::string(f.second)});

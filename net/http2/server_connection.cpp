@@ -1,5 +1,7 @@
 #include "server_connection.h"
 
+#include <deque>
+
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
@@ -41,8 +43,21 @@ struct StreamImpl final : StreamCore, Stream {
 
 struct ServerConnection::Impl final : Connection {
     StreamHandler handler;
-    condition_variable idle;  // no handler runs
-    int handlers = 0;
+    condition_variable idle;  // no worker runs
+    int handlers = 0;         // worker coroutines, running a handler or parked
+    // Streams waiting for a parked worker, and the workers parked: a worker
+    // that finished a stream waits a while for the next one, so a busy
+    // connection reuses its coroutines (and their stacks' warm pages)
+    // instead of making one per stream.
+    // One parked worker at a time waits with a deadline: when it passes with
+    // nothing to do, the connection is quiet and every parked worker leaves
+    // (one timer per connection, not one per worker).
+    std::deque<StreamImpl*> pending;
+    size_t parked = 0;
+    bool timed_parked = false;
+    uint64_t retirements = 0;
+    condition_variable work;
+    bool ending = false;  // the connection ends: parked workers leave
 
     Impl(ISocketStream* s, const ConnectionOptions& o, StreamHandler h)
         : Connection(s, o, true), handler(std::move(h)) {}
@@ -55,6 +70,9 @@ struct ServerConnection::Impl final : Connection {
     // A read the stop flag interrupted: stops (once); false if it was not that.
     bool stop_requested();
     void start_handler(StreamImpl* s);
+    void run_stream(StreamImpl* s);
+    // Runs s, then the streams handed to it while parked.
+    void worker(StreamImpl* s);
     bool apply_upgrade_settings(std::string_view payload);
     bool open_stream(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields, bool too_large);
 
@@ -111,34 +129,75 @@ bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<He
     return true;
 }
 
+// Parked workers a connection keeps, and how long one waits for a stream.
+constexpr size_t kMaxParked = 32;
+constexpr uint64_t kParkTime = 2'000'000;
+
 void ServerConnection::Impl::start_handler(StreamImpl* s) {
+    if (parked > pending.size()) {  // a parked worker is free to take it
+        pending.push_back(s);
+        work.notify_one();
+        return;
+    }
     uint32_t id = s->id_;
     handlers++;
-    auto th = thread_create11([this, s] {
-        handler(*s);
-        bool cut = s->reset_;
-        if (!s->is_closed && !dead) {
-            if (!s->head_sent)
-                s->respond({{":status", "500"}}, true);
-            else
-                s->finish(nullptr);
-            if (!s->end_remote && !s->reset_ && !dead) {  // 8.1: the rest is refused
-                rst(s->id_, ErrorCode::NO_ERROR);
-                cut = true;  // what the peer sent before it saw the RST is ignored (5.1)
-            }
-        }
-        s->handler_done = true;
-        close_stream(s, cut);
-        reaped.push_back(s);
-        if (--handlers == 0) idle.notify_all();
-    });
-    if (!th) {  // no coroutine to be had
+    if (!thread_create11([this, s] { worker(s); })) {  // no coroutine to be had
         handlers--;
         streams.erase(id);
         delete s;
         closed[id] = true;
         rst(id, ErrorCode::REFUSED_STREAM);
     }
+}
+
+void ServerConnection::Impl::run_stream(StreamImpl* s) {
+    handler(*s);
+    bool cut = s->reset_;
+    if (!s->is_closed && !dead) {
+        if (!s->head_sent)
+            s->respond({{":status", "500"}}, true);
+        else
+            s->finish(nullptr);
+        if (!s->end_remote && !s->reset_ && !dead) {  // 8.1: the rest is refused
+            rst(s->id_, ErrorCode::NO_ERROR);
+            cut = true;  // what the peer sent before it saw the RST is ignored (5.1)
+        }
+    }
+    s->handler_done = true;
+    close_stream(s, cut);
+    reaped.push_back(s);
+}
+
+void ServerConnection::Impl::worker(StreamImpl* s) {
+    while (s) {
+        run_stream(s);
+        s = nullptr;
+        if (pending.empty()) {
+            if (ending || dead || parked >= kMaxParked) break;
+            parked++;
+            bool timed = !timed_parked, quiet = false;
+            timed_parked |= timed;
+            Timeout t(timed ? kParkTime : UINT64_MAX);
+            uint64_t gen = retirements;
+            while (pending.empty() && !ending && !dead && gen == retirements)
+                if (work.wait_no_lock(t) < 0 && errno == ETIMEDOUT) {
+                    quiet = true;
+                    break;
+                }
+            if (timed) timed_parked = false;
+            parked--;
+            if (quiet && pending.empty()) {  // the connection is quiet: all parked leave
+                retirements++;
+                work.notify_all();
+                break;
+            }
+        }
+        if (!pending.empty()) {
+            s = pending.front();
+            pending.pop_front();
+        }
+    }
+    if (--handlers == 0) idle.notify_all();
 }
 
 bool ServerConnection::Impl::stop_requested() {
@@ -214,6 +273,8 @@ int ServerConnection::Impl::run(std::string_view pre, StreamImpl* upgraded) {
     }
     int e = errno;
     end_all();
+    ending = true;
+    work.notify_all();
     while (handlers > 0) idle.wait_no_lock();
     linger();
     reap();
