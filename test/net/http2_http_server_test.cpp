@@ -11,6 +11,7 @@
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/socket.h>
 #include <photon/photon.h>
+#include <photon/thread/thread-local.h>
 #include <photon/thread/thread.h>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,12 @@ int handle(Request& req, Response& resp, std::string_view) {
     if (path == "/version") {  // what the handler sees of the request
         std::string v = std::string(verbstr[req.verb()]) + " " + std::string(req.target()) + " " +
                         std::string(req.host()) + " " + std::string(req.headers["Cookie"]);
+        resp.headers.content_length(v.size());
+        return resp.write(v.data(), v.size()) == (ssize_t)v.size() ? 0 : -1;
+    }
+    if (path == "/served") {  // requests this coroutine has served
+        static photon::thread_local_ptr<int> served;
+        std::string v = std::to_string(++*served);
         resp.headers.content_length(v.size());
         return resp.write(v.data(), v.size()) == (ssize_t)v.size() ? 0 : -1;
     }
@@ -323,6 +330,17 @@ protected:
         server_.reset();
         photon::fini();
     }
+    // The body of a GET of path, "" on failure.
+    std::string get(const char* path) {
+        auto s = conn_->request(head("GET", path), true, 5'000'000);
+        if (!s) return "";
+        std::string body;
+        char buf[4096];
+        ssize_t n = s->response(5'000'000) == 200 ? 1 : -1;
+        while (n > 0 && (n = s->read(buf, sizeof(buf), 5'000'000)) > 0) body.append(buf, n);
+        conn_->release(s);
+        return n == 0 ? body : "";
+    }
     // The status of a request (its body, if any, then ends).
     int status(std::vector<http2::HeaderField> fields, std::string_view body = {},
                bool end = true) {
@@ -390,6 +408,25 @@ TEST_F(Http2HttpServerLimits, TheStreamLimitIsAnnouncedAndHeldTo) {
         conn_->release(s);
     }
     EXPECT_EQ(200, status(head("GET", "/hello")));
+}
+
+// A connection's handler coroutines are reused from one stream to the next,
+// and leave once it has been quiet for 2 s (the next stream gets a new one).
+TEST_F(Http2HttpServerLimits, HandlerCoroutinesAreReusedAndRetiredWhenQuiet) {
+    EXPECT_EQ("1", get("/served"));
+    EXPECT_EQ("2", get("/served"));
+    EXPECT_EQ("3", get("/served"));
+    photon::thread_usleep(2'500'000);
+    EXPECT_EQ("1", get("/served"));
+}
+
+// stop() with an idle HTTP/2 connection open: GOAWAY, and the connection
+// ends at once (well within stop()'s 10 s, far from keepalive_timeout).
+TEST_F(Http2HttpServerLimits, StopEndsAnIdleConnection) {
+    EXPECT_EQ("hello\n", get("/hello"));
+    EXPECT_EQ(0, server_->stop());
+    for (int i = 0; i < 500 && conn_->usable(); i++) photon::thread_usleep(10'000);
+    EXPECT_FALSE(conn_->usable());  // the GOAWAY came
 }
 
 std::string h2spec_path() {
