@@ -275,7 +275,11 @@ ssize_t ICacheStore::read_rest(const struct iovec* iov, int iovcnt, off_t offset
     auto n = src_file_->preadv(part.data(), (int)part.size(), offset + from);
     if (n == (ssize_t)(to - from)) return n;
     if (n >= 0) errno = EIO;
-    LOG_ERRNO_RETURN(0, -1, "cache: reading source ` at ` failed", src_name_, offset + from);
+    ERRNO err;
+    LOG_EVERY_T(1,
+                LOG_WARN("cache: reading source ` at ` failed: `", src_name_, offset + from, err));
+    errno = err.no;
+    return -1;
 }
 
 ssize_t ICacheStore::refill_and_read(off_t refill_off, size_t refill_size, const struct iovec* iov,
@@ -300,6 +304,11 @@ ssize_t ICacheStore::refill_and_read(off_t refill_off, size_t refill_size, const
     if (n != (ssize_t)refill_size) {
         range_lock_.unlock(h);
         if (n >= 0) errno = EIO;
+        ERRNO err;
+        LOG_EVERY_T(1, LOG_WARN("cache: refilling ` [`, +`) from the source failed (got `): `",
+                                src_name_, refill_off, refill_size, n, err));
+        errno = err.no;
+        return -1;
         LOG_ERRNO_RETURN(0, -1, "cache: refilling ` [`, +`) from the source failed (got `)",
                          src_name_, refill_off, refill_size, n);
     }

@@ -117,8 +117,8 @@ ICacheStore* FileCachePool::do_open(std::string_view pathname, int flags, mode_t
     if (pathname.empty() || pathname[0] != '/')
         LOG_ERROR_RETURN(EINVAL, nullptr, "cache: store name ` is not absolute", pathname);
     std::string name(pathname);
-    auto slash = name.rfind('/');
-    if (slash > 0 && mkdir_recursive(std::string_view(name.data(), slash), media_fs_) != 0)
+    // The last component is the file's name: only its directories are made.
+    if (name.rfind('/') > 0 && mkdir_recursive(name, media_fs_) != 0)
         LOG_ERRNO_RETURN(0, nullptr, "cache: making the media dir of ` failed", name);
     (void)flags;
     IFile* f = media_fs_->open(name.c_str(), O_RDWR | O_CREAT, mode ? mode : 0644);

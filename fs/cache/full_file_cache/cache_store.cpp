@@ -134,7 +134,9 @@ uint64_t FileCacheStore::cached_bytes() {
 std::pair<off_t, size_t> FileCacheStore::queryRefillRange(off_t offset, size_t count) {
     off_t size = get_actual_size();
     if (offset < 0) return {-1, 0};
-    if (offset >= size || count == 0) return {offset, 0};
+    if (count == 0) return {offset, 0};
+    if (!size_known()) return {offset, count};  // nothing is known to be cached yet
+    if (offset >= size) return {offset, 0};
     off_t end = std::min<uint64_t>(offset + count, size);
     size_t u0 = offset / unit_, u1 = (end + unit_ - 1) / unit_;
     ssize_t first = -1, last = -1;

@@ -261,6 +261,7 @@ protected:
     // Whether actual_size_ is the source's size (a store that recovered its
     // size from the media sets it; else the first read asks the source).
     void set_size_known(bool known) { size_known_.store(known, std::memory_order_release); }
+    bool size_known() const { return size_known_.load(std::memory_order_acquire); }
 
     std::string src_name_;
     std::string store_key_;

@@ -1,0 +1,446 @@
+// The full-file cache (new_full_file_cached_fs) over a local source dir and a
+// local media dir: reads equal the source, refills are whole units, eviction
+// by capacity (LRU) and by media free space, recovery of the media dir, a
+// failing source, and readers on two vCPUs.
+#include <photon/fs/cache/cache.h>
+#include <photon/fs/cache/full_file_cache/cache_pool.h>
+
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <photon/fs/forwardfs.h>
+#include <photon/fs/localfs.h>
+#include <photon/photon.h>
+#include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
+
+#include <gtest/gtest.h>
+
+#include "fs_test_util.h"
+
+using namespace photon;
+using namespace photon::fs;
+
+namespace {
+
+const uint64_t kUnit = 64 * 1024;
+
+char byte_at(int file_id, uint64_t pos) {
+    uint64_t x =
+        (pos + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(file_id + 1) * 0xC2B2AE3D27D4EB4FULL;
+    x ^= x >> 29;
+    return (char)(x & 0xff);
+}
+
+std::string content(int file_id, size_t size) {
+    std::string s(size, '\0');
+    for (size_t i = 0; i < size; i++) s[i] = byte_at(file_id, i);
+    return s;
+}
+
+// Counts what reaches the source and can make it fail with EIO.
+struct source_stats {
+    std::atomic<int> opens{0};
+    std::atomic<int> reads{0};
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> last_offset{0}, last_count{0};
+    std::atomic<bool> fail{false};
+};
+
+class counting_file : public ForwardFile_Ownership {
+public:
+    counting_file(IFile* f, source_stats* s) : ForwardFile_Ownership(f, true), s_(s) {}
+    ssize_t pread(void* buf, size_t count, off_t offset) override {
+        struct iovec v {
+            buf, count
+        };
+        return preadv(&v, 1, offset);
+    }
+    ssize_t preadv(const struct iovec* iov, int iovcnt, off_t offset) override {
+        s_->reads++;
+        if (s_->fail) {
+            errno = EIO;
+            return -1;
+        }
+        auto n = m_file->preadv(iov, iovcnt, offset);
+        if (n > 0) s_->bytes += n;
+        s_->last_offset = offset;
+        s_->last_count = n;
+        return n;
+    }
+    ssize_t preadv2(const struct iovec* iov, int iovcnt, off_t offset, int) override {
+        return preadv(iov, iovcnt, offset);
+    }
+
+private:
+    source_stats* s_;
+};
+
+class counting_fs : public ForwardFS_Ownership {
+public:
+    counting_fs(IFileSystem* fs, source_stats* s) : ForwardFS_Ownership(fs, true), s_(s) {}
+    IFile* open(const char* path, int flags) override { return open(path, flags, 0644); }
+    IFile* open(const char* path, int flags, mode_t mode) override {
+        s_->opens++;
+        auto f = m_fs->open(path, flags, mode);
+        return f ? new counting_file(f, s_) : nullptr;
+    }
+
+private:
+    source_stats* s_;
+};
+
+class FullFileCache : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_EQ(0, photon::init(INIT_EVENT_DEFAULT, INIT_IO_NONE));
+        ASSERT_TRUE(src_dir_.ok());
+        ASSERT_TRUE(media_dir_.ok());
+        src_.reset(new counting_fs(new_localfs_adaptor(src_dir_.path().c_str()), &stats_));
+    }
+    void TearDown() override {
+        cfs_.reset();
+        src_.reset();
+        EXPECT_EQ(0, photon::fini());
+    }
+
+    void make_file(const std::string& name, int id, size_t size) {
+        src_dir_.write(name, content(id, size));
+    }
+    // A cache over the media dir; capacity in GiB, free space floor in bytes.
+    ICachedFileSystem* open_cache(uint64_t capacity_gb = 1, uint64_t disk_avail = 0,
+                                  uint64_t unit = kUnit) {
+        cfs_.reset();
+        cfs_.reset(new_full_file_cached_fs(
+            src_.get(), new_localfs_adaptor(media_dir_.path().c_str()), unit, capacity_gb,
+            3600ULL * 1000 * 1000, disk_avail, nullptr, 0));
+        return cfs_.get();
+    }
+    FileCachePool* pool() { return dynamic_cast<FileCachePool*>(cfs_->get_pool()); }
+    bool media_has(const std::string& name) {
+        struct stat st;
+        return ::stat(media_dir_.path(name).c_str(), &st) == 0 && st.st_size > 0;
+    }
+    // Reads [off, off + n) through the cache and checks it against the source.
+    void expect_read(IFile* f, int id, uint64_t size, uint64_t off, size_t n) {
+        std::string buf(n, '\x5a');
+        auto r = f->pread(&buf[0], n, off);
+        uint64_t want = off >= size ? 0 : std::min<uint64_t>(n, size - off);
+        ASSERT_EQ((ssize_t)want, r) << "at " << off << " +" << n;
+        for (uint64_t i = 0; i < want; i++)
+            ASSERT_EQ(byte_at(id, off + i), buf[i]) << "byte " << off + i;
+    }
+
+    photon_test::scratch_dir src_dir_, media_dir_;
+    source_stats stats_;
+    std::unique_ptr<IFileSystem> src_;
+    std::unique_ptr<ICachedFileSystem> cfs_;
+};
+
+TEST_F(FullFileCache, ReadsEqualTheSourceAtRandomOffsetsAndPastTheEnd) {
+    const uint64_t size = 3 * 1024 * 1024 + 1234;  // not unit aligned
+    make_file("dir/a", 1, size);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    std::unique_ptr<IFile> f(cfs->open("/dir/a", O_RDONLY));
+    ASSERT_TRUE(f);
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 300; i++) {
+        uint64_t off = rng() % (size + 2 * kUnit);
+        size_t n = 1 + rng() % (3 * kUnit);
+        expect_read(f.get(), 1, size, off, n);
+    }
+    expect_read(f.get(), 1, size, size - 1, 4096);
+    expect_read(f.get(), 1, size, size, 4096);
+    struct stat st;
+    ASSERT_EQ(0, f->fstat(&st));
+    EXPECT_EQ((off_t)size, st.st_size);
+    // Everything read once more: the misses fill the rest, then all hits.
+    for (uint64_t off = 0; off < size; off += kUnit) expect_read(f.get(), 1, size, off, kUnit);
+    int reads = stats_.reads;
+    for (int i = 0; i < 300; i++) {
+        uint64_t off = rng() % size;
+        expect_read(f.get(), 1, size, off, 1 + rng() % (3 * kUnit));
+    }
+    EXPECT_EQ(reads, stats_.reads) << "a warm cache read the source";
+}
+
+TEST_F(FullFileCache, MissRefillsTheWholeUnitAroundIt) {
+    make_file("u", 2, 10 * kUnit + 100);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    std::unique_ptr<ICachedFile> f(static_cast<ICachedFile*>(cfs->open("/u", O_RDONLY)));
+    ASSERT_TRUE(f);
+    EXPECT_GT(f->query(kUnit + 10, 1), 0);  // nothing cached yet
+    expect_read(f.get(), 2, 10 * kUnit + 100, kUnit + 10, 1);
+    EXPECT_EQ(1, stats_.reads);
+    EXPECT_EQ(kUnit, stats_.last_offset);
+    EXPECT_EQ(kUnit, stats_.last_count);
+    EXPECT_EQ(0, f->query(kUnit, kUnit));
+    EXPECT_EQ((int)kUnit, f->query(0, kUnit));
+    // The last unit is short: refilled up to the end.
+    expect_read(f.get(), 2, 10 * kUnit + 100, 10 * kUnit + 50, 4096);
+    EXPECT_EQ(10 * kUnit, stats_.last_offset);
+    EXPECT_EQ(100u, stats_.last_count);
+}
+
+TEST_F(FullFileCache, ReadStraddlingCachedAndUncachedUnitsReturnsTheRightBytes) {
+    const uint64_t size = 8 * kUnit;
+    make_file("s", 3, size);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    std::unique_ptr<ICachedFile> f(static_cast<ICachedFile*>(cfs->open("/s", O_RDONLY)));
+    ASSERT_TRUE(f);
+    // Units 1 and 3 cached, 0, 2 and 4 not.
+    expect_read(f.get(), 3, size, kUnit, kUnit);
+    expect_read(f.get(), 3, size, 3 * kUnit + 5, 7);
+    // Starts in cached unit 1, spans holes 2 and 4 around cached 3.
+    expect_read(f.get(), 3, size, kUnit + 1000, 3 * kUnit + 777);
+    // Starts in hole 0, ends in cached unit 1... now all of 0..4 are cached.
+    expect_read(f.get(), 3, size, 100, kUnit + 5);
+    EXPECT_EQ(0, f->query(0, 5 * kUnit));
+    int reads = stats_.reads;
+    expect_read(f.get(), 3, size, 10, 5 * kUnit - 20);
+    EXPECT_EQ(reads, stats_.reads);
+    // Cached head, uncached tail, through several iovecs.
+    std::string a(kUnit, 0), b(2 * kUnit, 0);
+    struct iovec iov[2] = {{&a[0], a.size()}, {&b[0], b.size()}};
+    ASSERT_EQ((ssize_t)(3 * kUnit), f->preadv(iov, 2, 4 * kUnit));
+    EXPECT_EQ(content(3, size).substr(4 * kUnit, 3 * kUnit), a + b);
+}
+
+TEST_F(FullFileCache, EvictsTheLeastRecentlyReadFileWhenOverCapacity) {
+    for (int i = 0; i < 3; i++) make_file(std::string(1, 'a' + i), 10 + i, 2 * kUnit);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    for (const char* n : {"/a", "/b", "/c", "/a"}) {
+        std::unique_ptr<IFile> f(cfs->open(n, O_RDONLY));
+        ASSERT_TRUE(f);
+        expect_read(f.get(), 10 + (n[1] - 'a'), 2 * kUnit, 0, 2 * kUnit);
+    }
+    EXPECT_EQ(6 * kUnit, pool()->used_bytes());
+    // Capacity 5 units (eviction stops at 90%: 4.5): one file must go, b.
+    ASSERT_EQ(0, pool()->resize(5 * kUnit, RSZ_DISK));
+    ASSERT_EQ(0, pool()->evict((size_t)0));
+    EXPECT_EQ(4 * kUnit, pool()->used_bytes());
+    EXPECT_TRUE(media_has("a"));
+    EXPECT_FALSE(media_has("b"));
+    EXPECT_TRUE(media_has("c"));
+    int reads = stats_.reads;
+    {
+        std::unique_ptr<IFile> f(cfs->open("/a", O_RDONLY));
+        expect_read(f.get(), 10, 2 * kUnit, 0, 2 * kUnit);
+    }
+    EXPECT_EQ(reads, stats_.reads);
+    {
+        std::unique_ptr<IFile> f(cfs->open("/b", O_RDONLY));
+        expect_read(f.get(), 11, 2 * kUnit, 0, 2 * kUnit);
+    }
+    EXPECT_GT(stats_.reads, reads);
+}
+
+TEST_F(FullFileCache, RefillPastCapacityStartsAnEvictionOnItsOwn) {
+    const int kFiles = 12;
+    for (int i = 0; i < kFiles; i++) make_file("f" + std::to_string(i), i, 2 * kUnit);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    ASSERT_EQ(0, pool()->resize(8 * kUnit, RSZ_DISK));
+    for (int i = 0; i < kFiles; i++) {
+        std::unique_ptr<IFile> f(cfs->open(("/f" + std::to_string(i)).c_str(), O_RDONLY));
+        ASSERT_TRUE(f);
+        expect_read(f.get(), i, 2 * kUnit, 0, 2 * kUnit);
+    }
+    for (int i = 0; i < 1000 && pool()->used_bytes() > 8 * kUnit; i++) photon::thread_usleep(1000);
+    EXPECT_LE(pool()->used_bytes(), 8 * kUnit);
+    EXPECT_TRUE(media_has("f" + std::to_string(kFiles - 1)));  // the newest stays
+    EXPECT_FALSE(media_has("f0"));
+}
+
+TEST_F(FullFileCache, EvictsEverythingWhenMediaFreeSpaceIsBelowTheFloor) {
+    make_file("x", 20, 3 * kUnit);
+    make_file("y", 21, 3 * kUnit);
+    // A floor no disk meets: low free space, as far as the pool can tell.
+    auto cfs = open_cache(1, 1ULL << 62);
+    ASSERT_NE(nullptr, cfs);
+    std::unique_ptr<IFile> x(cfs->open("/x", O_RDONLY));
+    expect_read(x.get(), 20, 3 * kUnit, 0, 3 * kUnit);
+    {
+        std::unique_ptr<IFile> y(cfs->open("/y", O_RDONLY));
+        expect_read(y.get(), 21, 3 * kUnit, 0, 3 * kUnit);
+    }
+    ASSERT_EQ(0, pool()->evict((size_t)0));
+    EXPECT_EQ(0u, pool()->used_bytes());
+    EXPECT_FALSE(media_has("x"));  // open: truncated
+    EXPECT_FALSE(media_has("y"));  // closed: unlinked
+    // The open file reads on, refilling.
+    int reads = stats_.reads;
+    expect_read(x.get(), 20, 3 * kUnit, 100, 2 * kUnit);
+    EXPECT_GT(stats_.reads, reads);
+}
+
+TEST_F(FullFileCache, NewPoolFindsWhatWasCachedWithoutReadingTheSource) {
+    const uint64_t size = 5 * kUnit + 333;
+    make_file("d/r", 30, size);
+    make_file("d/half", 31, 4 * kUnit);
+    {
+        auto cfs = open_cache();
+        ASSERT_NE(nullptr, cfs);
+        std::unique_ptr<IFile> f(cfs->open("/d/r", O_RDONLY));
+        expect_read(f.get(), 30, size, 0, size);
+        std::unique_ptr<IFile> h(cfs->open("/d/half", O_RDONLY));
+        expect_read(h.get(), 31, 4 * kUnit, 0, 2 * kUnit);
+    }
+    auto cfs = open_cache();  // a new pool over the same media dir
+    ASSERT_NE(nullptr, cfs);
+    EXPECT_EQ(2u, pool()->file_count());
+    EXPECT_GE(pool()->used_bytes(), size + 2 * kUnit);
+    stats_.opens = 0;
+    stats_.reads = 0;
+    {
+        std::unique_ptr<IFile> f(cfs->open("/d/r", O_RDONLY));
+        expect_read(f.get(), 30, size, 0, size + 10);
+        struct stat st;
+        ASSERT_EQ(0, f->fstat(&st));
+        EXPECT_EQ((off_t)size, st.st_size);
+    }
+    EXPECT_EQ(0, stats_.opens);
+    EXPECT_EQ(0, stats_.reads);
+    std::unique_ptr<IFile> h(cfs->open("/d/half", O_RDONLY));
+    expect_read(h.get(), 31, 4 * kUnit, 0, 2 * kUnit);
+    EXPECT_EQ(0, stats_.reads);
+    expect_read(h.get(), 31, 4 * kUnit, 0, 4 * kUnit);
+    EXPECT_EQ(1, stats_.reads);
+    EXPECT_EQ(2 * kUnit, stats_.last_offset);
+    EXPECT_EQ(2 * kUnit, stats_.last_count);
+}
+
+TEST_F(FullFileCache, TruncatedOrMislabelledMediaFilesAreDroppedOnRecovery) {
+    const uint64_t size = 4 * kUnit;
+    make_file("t", 40, size);
+    make_file("m", 41, size);
+    {
+        auto cfs = open_cache();
+        ASSERT_NE(nullptr, cfs);
+        for (const char* n : {"/t", "/m"}) {
+            std::unique_ptr<IFile> f(cfs->open(n, O_RDONLY));
+            expect_read(f.get(), n[1] == 't' ? 40 : 41, size, 0, size);
+        }
+    }
+    ASSERT_EQ(0, ::truncate(media_dir_.path("t").c_str(), 2 * kUnit));
+    const char bogus[] = "12345";
+    ASSERT_EQ(0, ::setxattr(media_dir_.path("m").c_str(), "user.photon.cache.size", bogus,
+                            sizeof(bogus) - 1, 0));
+    media_dir_.write("stray", "no size recorded");
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    EXPECT_FALSE(media_has("t"));
+    EXPECT_FALSE(media_has("m"));
+    EXPECT_FALSE(media_has("stray"));
+    EXPECT_EQ(0u, pool()->file_count());
+    stats_.reads = 0;
+    for (const char* n : {"/t", "/m"}) {
+        std::unique_ptr<IFile> f(cfs->open(n, O_RDONLY));
+        expect_read(f.get(), n[1] == 't' ? 40 : 41, size, 0, size + 1);
+    }
+    EXPECT_EQ(2, stats_.reads);
+}
+
+TEST_F(FullFileCache, FailingSourceGivesEioAndCachesNothing) {
+    const uint64_t size = 3 * kUnit;
+    make_file("e", 50, size);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    std::unique_ptr<ICachedFile> f(static_cast<ICachedFile*>(cfs->open("/e", O_RDONLY)));
+    ASSERT_TRUE(f);
+    stats_.fail = true;
+    char buf[100];
+    errno = 0;
+    EXPECT_EQ(-1, f->pread(buf, sizeof(buf), kUnit));
+    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ((int)kUnit, f->query(kUnit, 1));
+    EXPECT_EQ(0u, pool()->used_bytes());
+    stats_.fail = false;
+    expect_read(f.get(), 50, size, 0, size);
+    EXPECT_EQ(0, f->query(0, size));
+}
+
+TEST_F(FullFileCache, ManyCoroutinesOnTwoVcpusReadTheSameAndDifferentFiles) {
+    const int kFiles = 4;
+    const uint64_t size = 1024 * 1024 + 4097;
+    for (int i = 0; i < kFiles; i++) make_file("c" + std::to_string(i), 60 + i, size);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    std::atomic<int> bad{0}, done{0};
+    auto worker = [&](int seed) {
+        if (photon::init(INIT_EVENT_DEFAULT, INIT_IO_NONE) != 0) {
+            bad++;
+            return;
+        }
+        std::vector<photon::join_handle*> jh;
+        for (int c = 0; c < 24; c++) {
+            jh.push_back(photon::thread_enable_join(photon::thread_create11([&, c] {
+                std::mt19937_64 rng(seed * 1000 + c);
+                for (int k = 0; k < 60; k++) {
+                    int id = (c % 2) ? 0 : (int)(rng() % kFiles);  // half share file 0
+                    std::unique_ptr<IFile> f(cfs->open(("/c" + std::to_string(id)).c_str(), 0));
+                    if (!f) {
+                        bad++;
+                        continue;
+                    }
+                    uint64_t off = rng() % size;
+                    size_t n = 1 + rng() % (2 * kUnit);
+                    std::string buf(n, 0);
+                    auto r = f->pread(&buf[0], n, off);
+                    size_t want = std::min<uint64_t>(n, size - off);
+                    if (r != (ssize_t)want) {
+                        bad++;
+                        continue;
+                    }
+                    for (size_t i = 0; i < want; i++)
+                        if (buf[i] != byte_at(60 + id, off + i)) {
+                            bad++;
+                            break;
+                        }
+                    done++;
+                }
+            })));
+        }
+        for (auto h : jh) photon::thread_join(h);
+        photon::fini();
+    };
+    std::thread t1(worker, 1), t2(worker, 2);
+    t1.join();
+    t2.join();
+    EXPECT_EQ(0, bad.load());
+    EXPECT_EQ(2 * 24 * 60, done.load());
+    // Now whole files through one reader: what is missing is filled once.
+    for (int i = 0; i < kFiles; i++) {
+        std::unique_ptr<IFile> f(cfs->open(("/c" + std::to_string(i)).c_str(), O_RDONLY));
+        expect_read(f.get(), 60 + i, size, 0, size);
+    }
+    int reads = stats_.reads;
+    for (int i = 0; i < kFiles; i++) {
+        std::unique_ptr<IFile> f(cfs->open(("/c" + std::to_string(i)).c_str(), O_RDONLY));
+        expect_read(f.get(), 60 + i, size, 0, size);
+    }
+    EXPECT_EQ(reads, stats_.reads);
+}
+
+TEST_F(FullFileCache, RejectsARefillUnitThatIsNotAPowerOfTwo) {
+    errno = 0;
+    auto media = new_localfs_adaptor(media_dir_.path().c_str());
+    EXPECT_EQ(nullptr,
+              new_full_file_cached_fs(src_.get(), media, 3 * 4096, 1, 1000000, 0, nullptr, 0));
+    EXPECT_EQ(EINVAL, errno);
+    delete media;
+}
+
+}  // namespace
