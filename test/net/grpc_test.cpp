@@ -44,7 +44,9 @@ protected:
     }
     void TearDown() override {
         if (listener_) listener_->terminate();
-        if (server_) EXPECT_EQ(0, server_->stop(kLongUs));
+        if (server_) {
+            EXPECT_EQ(0, server_->stop(kLongUs));
+        }
         listener_.reset();
         server_.reset();
         photon_test::EngineTest::TearDown();
@@ -276,8 +278,9 @@ TEST_P(Grpc, MalformedRequestsGetTheRightStatus) {
     EXPECT_EQ(P(200, "13"), raw.call({{"grpc-timeout", "1x"}}, framed("x")));
     EXPECT_EQ(P(200, "13"), raw.call({{"x-b-bin", "!!!"}}, framed("x"))) << "bad base64";
     EXPECT_EQ(P(200, "12"), raw.call({}, framed("x"), "/no.Such/Method"));
-    if (grpc::gzip_supported())
+    if (grpc::gzip_supported()) {
         EXPECT_EQ(P(200, "13"), raw.call({{"grpc-encoding", "gzip"}}, framed("notgzip", 1)));
+    }
     // The connection survived all of them.
     EXPECT_EQ(P(200, "0"), raw.call({}, framed("still here")));
 }
