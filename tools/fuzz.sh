@@ -5,12 +5,13 @@
 # NAME is http (the HTTP parser), rfc9110 (the static-file handler's path,
 # Range, ETag and If-Range helpers), rpc (RPC frames and messages), hpack
 # (HTTP/2 header blocks, through a decoder and an encoder) or h2 (an HTTP/2
-# server connection fed the input as its client's bytes). New inputs
+# server connection fed the input as its client's bytes) or simple_dom (SimpleDOM's
+# JSON, XML, YAML and INI parsers). New inputs
 # go to build-fuzz/corpus-NAME (the seeds in test/fuzz/corpus/NAME stay
 # untouched); a crash leaves crash-* in build-fuzz/ and fails the script.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-name="${1:?usage: tools/fuzz.sh http|rfc9110|rpc|hpack|h2 [seconds] [libFuzzer args]}"
+name="${1:?usage: tools/fuzz.sh http|rfc9110|rpc|hpack|h2|simple_dom [seconds] [libFuzzer args]}"
 shift
 seconds="${1:-60}"
 shift || true
@@ -21,6 +22,7 @@ rfc9110) target=http_rfc9110_fuzz ;;
 rpc) target=rpc_fuzz ;;
 hpack) target=hpack_fuzz ;;
 h2) target=h2_fuzz ;;
+simple_dom) target=simple_dom_fuzz ;;
 *) echo "fuzz.sh: unknown target $name" >&2; exit 2 ;;
 esac
 

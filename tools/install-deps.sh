@@ -20,6 +20,7 @@ packages=(
     build-essential cmake ninja-build pkg-config
     libgtest-dev libgmock-dev googletest libgflags-dev
     liburing-dev libaio-dev libssl-dev libcurl4-openssl-dev libfuse3-dev libext2fs-dev zlib1g-dev
+    rapidjson-dev librapidxml-dev libyaml-cpp-dev
     clang clang-format libclang-rt-14-dev valgrind
 )
 # Peers of the HTTP/TLS/WebSocket, HTTP/2 (nghttp, h2load, h2o), gRPC (grpc C++ built from
@@ -29,7 +30,7 @@ packages=(
 # costs nothing else. Go (golang-go, unless a go is on PATH) builds the Go peers below.
 peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb e2fsprogs
     nghttp2-client h2o libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-    etcd-server etcd-client)
+    etcd-server etcd-client redis-server redis-tools)
 command -v go >/dev/null 2>&1 || peers+=(golang-go)
 # Go peers, pinned, built from the Go module proxy with `go install` into /usr/local/bin (root)
 # or ~/go/bin: h2spec (the HTTP/2 conformance suite).
