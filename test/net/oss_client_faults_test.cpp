@@ -1,0 +1,334 @@
+// The object storage client against a scripted misbehaving server on
+// 127.0.0.1: 500s and 503s with Retry-After (retried, then a clear error),
+// slow and truncated bodies, wrong checksums, malformed XML listings, 403
+// SignatureDoesNotMatch, a redirect to another region. Each ends in a
+// correct retry or a clear errno, and nothing is written twice.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include <photon/common/checksum/crc64ecma.h>
+#include <photon/common/checksum/digest.h>
+#include <photon/ecosystem/oss.h>
+#include <photon/thread/thread.h>
+
+#include "../../net/oss/sign.h"
+#include "../util/engine_fixture.h"
+#include "http_test_util.h"
+
+using namespace photon::objstore;
+using photon::net::http::Request;
+using photon::net::http::Response;
+using photon::net::http::Verb;
+using photon_test::scripted_server;
+
+namespace {
+
+class OssFaults : public photon_test::EngineTest {
+protected:
+    std::unique_ptr<Client> client_for(scripted_server& srv, SignVersion v = SignVersion::S3V4) {
+        ClientOptions o;
+        o.endpoint = "http://127.0.0.1:" + std::to_string(srv.port());
+        o.bucket = "bkt";
+        o.path_style = true;
+        o.sign_version = v;
+        o.retry_times = 2;
+        o.retry_base_interval_us = 1000;
+        o.request_timeout_us = 5ull * 1000 * 1000;
+        return std::unique_ptr<Client>(new_oss_client(o, 0, CredentialParameters{"ak", "sk", ""}));
+    }
+};
+
+std::string photon_test_md5(const std::string& s) { return detail::hex(photon::md5(s).finalize()); }
+
+std::string read_body(Request& req) {
+    std::string body;
+    char buf[4096];
+    ssize_t n;
+    while ((n = req.read(buf, sizeof(buf))) > 0) body.append(buf, n);
+    return body;
+}
+
+const char kError403[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SignatureDoesNotMatch</Code>"
+    "<Message>The request signature we calculated does not match</Message></Error>\n";
+
+}  // namespace
+
+TEST_P(OssFaults, FiveHundredsAreRetriedThenSucceed) {
+    int puts = 0;
+    std::string stored;
+    scripted_server srv([&](Request& req, Response& resp, photon::net::ISocketStream*) {
+        auto body = read_body(req);
+        if (++puts <= 2) {
+            resp.set_result(puts == 1 ? 500 : 503);
+            if (puts == 2) resp.headers.insert("Retry-After", "0");
+            resp.headers.content_length(0);
+            return 0;
+        }
+        stored = body;
+        resp.set_result(200);
+        resp.headers.insert("ETag", "\"" + photon_test_md5(body) + "\"");
+        resp.headers.content_length(0);
+        return 0;
+    });
+    auto c = client_for(srv);
+    ASSERT_TRUE(c);
+    std::string data(100000, 'x');
+    ObjectUploadOptions opts;
+    std::string etag;
+    opts.etag = &etag;
+    EXPECT_EQ((ssize_t)data.size(), c->put_object("k", data.data(), data.size(), opts));
+    EXPECT_EQ(3, puts);  // the body came again from the writer for each attempt
+    EXPECT_EQ(data, stored);
+    EXPECT_EQ(32u, etag.size());
+}
+
+TEST_P(OssFaults, PersistentFiveHundredsGiveEbusyAfterTheRetries) {
+    int gets = 0;
+    scripted_server srv([&](Request&, Response& resp, photon::net::ISocketStream*) {
+        gets++;
+        resp.set_result(503);
+        resp.headers.insert("Retry-After", "0");
+        resp.headers.content_length(0);
+        return 0;
+    });
+    auto c = client_for(srv);
+    char buf[16];
+    errno = 0;
+    EXPECT_EQ(-1, c->get_object_range("k", buf, sizeof(buf), 0));
+    EXPECT_EQ(EBUSY, errno);
+    EXPECT_EQ(3, gets);  // retry_times = 2
+}
+
+TEST_P(OssFaults, SignatureDoesNotMatchIsEaccesWithoutRetry) {
+    int n = 0;
+    scripted_server srv([&](Request&, Response& resp, photon::net::ISocketStream*) {
+        n++;
+        resp.set_result(403);
+        resp.headers.insert("Content-Type", "application/xml");
+        resp.headers.content_length(sizeof(kError403) - 1);
+        resp.write(kError403, sizeof(kError403) - 1);
+        return 0;
+    });
+    auto c = client_for(srv);
+    ObjectHeaderMeta m;
+    char buf[16];
+    errno = 0;
+    EXPECT_EQ(-1, c->get_object_range("k", buf, sizeof(buf), 0, &m));
+    EXPECT_EQ(EACCES, errno);
+    EXPECT_EQ(1, n);
+}
+
+TEST_P(OssFaults, RedirectToAnotherRegionIsEremote) {
+    int n = 0;
+    scripted_server srv([&](Request&, Response& resp, photon::net::ISocketStream*) {
+        n++;
+        static const char body[] =
+            "<Error><Code>PermanentRedirect</Code><Message>use the other endpoint</Message>"
+            "<Endpoint>bkt.s3.eu-west-1.example</Endpoint></Error>";
+        resp.set_result(301);
+        resp.headers.insert("x-amz-bucket-region", "eu-west-1");
+        resp.headers.insert("Location", "http://bkt.s3.eu-west-1.example/k");
+        resp.headers.content_length(sizeof(body) - 1);
+        resp.write(body, sizeof(body) - 1);
+        return 0;
+    });
+    auto c = client_for(srv);
+    std::string data = "abc";
+    ObjectUploadOptions opts;
+    errno = 0;
+    EXPECT_EQ(-1, c->put_object("k", data.data(), data.size(), opts));
+    EXPECT_EQ(EREMOTE, errno);
+    EXPECT_EQ(1, n);
+}
+
+TEST_P(OssFaults, TruncatedBodyIsRetriedAndTheRetryIsWhole) {
+    std::string obj(50000, 'q');
+    for (size_t i = 0; i < obj.size(); i++) obj[i] = (char)('a' + i % 26);
+    int n = 0;
+    scripted_server srv([&](Request&, Response& resp, photon::net::ISocketStream* s) {
+        if (++n == 1) {
+            // Promise the whole object, send half and close.
+            std::string head =
+                "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(obj.size()) + "\r\n\r\n";
+            s->write(head.data(), head.size());
+            s->write(obj.data(), obj.size() / 2);
+            return -1;
+        }
+        resp.set_result(200);
+        resp.headers.content_length(obj.size());
+        resp.write(obj.data(), obj.size());
+        return 0;
+    });
+    auto c = client_for(srv);
+    std::string got(obj.size(), 0);
+    EXPECT_EQ((ssize_t)obj.size(), c->get_object_range("k", &got[0], got.size(), 0));
+    EXPECT_EQ(obj, got);
+    EXPECT_EQ(2, n);
+}
+
+TEST_P(OssFaults, AlwaysTruncatedBodyIsEio) {
+    int n = 0;
+    scripted_server srv([&](Request&, Response&, photon::net::ISocketStream* s) {
+        n++;
+        static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nshort";
+        s->write(head, sizeof(head) - 1);
+        return -1;
+    });
+    auto c = client_for(srv);
+    char buf[1000];
+    errno = 0;
+    EXPECT_EQ(-1, c->get_object_range("k", buf, sizeof(buf), 0));
+    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ(3, n);
+}
+
+TEST_P(OssFaults, SlowBodyArrivesWhole) {
+    std::string obj(20000, 's');
+    scripted_server srv([&](Request&, Response&, photon::net::ISocketStream* s) {
+        std::string head =
+            "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(obj.size()) + "\r\n\r\n";
+        s->write(head.data(), head.size());
+        for (size_t off = 0; off < obj.size(); off += 1000) {
+            s->write(obj.data() + off, 1000);
+            photon::thread_usleep(2000);
+        }
+        return -1;
+    });
+    auto c = client_for(srv);
+    std::string got(obj.size(), 0);
+    EXPECT_EQ((ssize_t)obj.size(), c->get_object_range("k", &got[0], got.size(), 0));
+    EXPECT_EQ(obj, got);
+}
+
+TEST_P(OssFaults, WrongEtagOfAGetIsEio) {
+    int n = 0;
+    scripted_server srv([&](Request&, Response& resp, photon::net::ISocketStream*) {
+        n++;
+        resp.set_result(200);
+        resp.headers.insert("ETag", "\"00000000000000000000000000000000\"");
+        resp.headers.content_length(5);
+        resp.write("hello", 5);
+        return 0;
+    });
+    auto c = client_for(srv);
+    char buf[5];
+    errno = 0;
+    EXPECT_EQ(-1, c->get_object_range("k", buf, sizeof(buf), 0));
+    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ(3, n);  // retried, in case the body was damaged on the way
+}
+
+TEST_P(OssFaults, WrongCrc64OfAnOssPutIsEio) {
+    int n = 0;
+    scripted_server srv([&](Request& req, Response& resp, photon::net::ISocketStream*) {
+        n++;
+        read_body(req);
+        resp.set_result(200);
+        resp.headers.insert("x-oss-hash-crc64ecma", "12345");
+        resp.headers.content_length(0);
+        return 0;
+    });
+    auto c = client_for(srv, SignVersion::OssV1);
+    std::string data = "payload";
+    ObjectUploadOptions opts;
+    errno = 0;
+    EXPECT_EQ(-1, c->put_object("k", data.data(), data.size(), opts));
+    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ(1, n);
+}
+
+TEST_P(OssFaults, RightCrc64OfAnOssPutAndExpectedCrcPass) {
+    std::string data = "payload of an oss put";
+    uint64_t crc = crc64ecma(data.data(), data.size(), 0);
+    scripted_server srv([&](Request& req, Response& resp, photon::net::ISocketStream*) {
+        auto body = read_body(req);
+        resp.set_result(200);
+        resp.headers.insert("x-oss-hash-crc64ecma",
+                            std::to_string(crc64ecma(body.data(), body.size(), 0)));
+        resp.headers.content_length(0);
+        // The request was signed the OSS V1 way.
+        return req.headers["Authorization"].substr(0, 7) == "OSS ak:" ? 0 : -1;
+    });
+    auto c = client_for(srv, SignVersion::OssV1);
+    ObjectUploadOptions opts;
+    opts.expected_crc64 = &crc;
+    EXPECT_EQ((ssize_t)data.size(), c->put_object("k", data.data(), data.size(), opts));
+    uint64_t wrong = crc + 1;
+    opts.expected_crc64 = &wrong;
+    EXPECT_EQ(-1, c->put_object("k", data.data(), data.size(), opts));
+    EXPECT_EQ(EIO, errno);
+}
+
+TEST_P(OssFaults, MalformedListingIsEio) {
+    const char* bodies[] = {
+        "<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents>",  // cut short
+        "not xml at all",
+        "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",      // no way on
+        "<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>",  // no Key
+        "",
+    };
+    for (auto b : bodies) {
+        std::string body = b;
+        scripted_server srv([&](Request&, Response& resp, photon::net::ISocketStream*) {
+            resp.set_result(200);
+            resp.headers.content_length(body.size());
+            resp.write(body.data(), body.size());
+            return 0;
+        });
+        auto c = client_for(srv);
+        int seen = 0;
+        auto cb = [&](const ListObjectsCBParameters&) { return seen++, 0; };
+        errno = 0;
+        EXPECT_EQ(-1, c->list_objects("", cb)) << b;
+        EXPECT_EQ(EIO, errno) << b;
+    }
+}
+
+TEST_P(OssFaults, ThrottlingIsRetriedUntilItPasses) {
+    int n = 0;
+    scripted_server srv([&](Request&, Response& resp, photon::net::ISocketStream*) {
+        if (++n <= 5) {  // more than retry_times: throttling has its own budget
+            static const char body[] = "<Error><Code>SlowDown</Code><Message>x</Message></Error>";
+            resp.set_result(503);
+            resp.headers.content_length(sizeof(body) - 1);
+            resp.write(body, sizeof(body) - 1);
+            return 0;
+        }
+        resp.set_result(200);
+        resp.headers.insert("Last-Modified", "Fri, 24 May 2013 00:00:00 GMT");
+        resp.headers.content_length(2);
+        resp.write("ok", 2);
+        return 0;
+    });
+    auto c = client_for(srv);
+    ObjectHeaderMeta m;
+    char buf[2];
+    EXPECT_EQ(2, c->get_object_range("k", buf, sizeof(buf), 0, &m));
+    EXPECT_EQ(6, n);
+    EXPECT_TRUE(m.has_mtime());
+    EXPECT_EQ(1369353600, m.mtime);
+}
+
+TEST_P(OssFaults, AppendIsNotSentTwiceAfterAFiveHundred) {
+    int n = 0;
+    scripted_server srv([&](Request& req, Response& resp, photon::net::ISocketStream*) {
+        n++;
+        read_body(req);
+        resp.set_result(500);
+        resp.headers.content_length(0);
+        return 0;
+    });
+    auto c = client_for(srv, SignVersion::OssV4);
+    std::string data = "tail";
+    struct iovec iov = {&data[0], data.size()};
+    errno = 0;
+    EXPECT_EQ(-1, c->append_object("k", &iov, 1, 0));
+    EXPECT_EQ(1, n);
+    EXPECT_NE(0, errno);
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(OssFaults);
