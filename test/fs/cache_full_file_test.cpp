@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
@@ -444,3 +446,42 @@ TEST_F(FullFileCache, RejectsARefillUnitThatIsNotAPowerOfTwo) {
 }
 
 }  // namespace
+
+// Not a test: warm 4 KiB random reads through the cache against the same
+// reads of the source file straight from the local fs (psync both; files in
+// the page cache), alternating rounds. Run with
+//   --gtest_also_run_disabled_tests --gtest_filter='*WarmRandomReads*'
+TEST_F(FullFileCache, DISABLED_WarmRandomReadsAgainstLocalReads) {
+    const uint64_t size = 64ULL << 20;
+    make_file("big", 70, size);
+    auto cfs = open_cache(1, 0, 1 << 20);
+    ASSERT_NE(nullptr, cfs);
+    std::unique_ptr<IFile> cached(cfs->open("/big", O_RDONLY));
+    std::unique_ptr<IFileSystem> local(new_localfs_adaptor(src_dir_.path().c_str()));
+    std::unique_ptr<IFile> direct(local->open("big", O_RDONLY));
+    ASSERT_TRUE(cached && direct);
+    std::string buf(1 << 20, 0);
+    for (uint64_t off = 0; off < size; off += buf.size())  // warm both
+        ASSERT_EQ((ssize_t)buf.size(), cached->pread(&buf[0], buf.size(), off));
+    for (uint64_t off = 0; off < size; off += buf.size())
+        ASSERT_EQ((ssize_t)buf.size(), direct->pread(&buf[0], buf.size(), off));
+    const int kReads = 300000;
+    auto run = [&](IFile* f) {
+        std::mt19937_64 rng(1);
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kReads; i++) {
+            uint64_t off = (rng() % (size / 4096)) * 4096;
+            if (f->pread(&buf[0], 4096, off) != 4096) return -1.0;
+        }
+        std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
+        return kReads / d.count();
+    };
+    int reads = stats_.reads;
+    for (int round = 0; round < 3; round++) {
+        double c = run(cached.get()), l = run(direct.get());
+        ASSERT_GT(c, 0);
+        ASSERT_GT(l, 0);
+        printf("round %d: cached %.0f IOPS, local %.0f IOPS, ratio %.3f\n", round, c, l, c / l);
+    }
+    EXPECT_EQ(reads, stats_.reads);
+}

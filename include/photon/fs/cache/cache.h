@@ -59,16 +59,16 @@ namespace fs {
 class ICachedFileSystem : public IFileSystem {
 public:
     UNIMPLEMENTED_POINTER(IFileSystem* get_source())
-    UNIMPLEMENTED(int set_source(IFileSystem* src))
+    UNIMPLEMENTED(int set_source(IFileSystem* /*src*/))
     UNIMPLEMENTED_POINTER(ICachePool* get_pool())
-    UNIMPLEMENTED(int set_pool(ICachePool* pool))
+    UNIMPLEMENTED(int set_pool(ICachePool* /*pool*/))
 };
 
 class ICachedFile : public IFile {
 public:
     UNIMPLEMENTED_POINTER(IFile* get_source())
     // Sets the source file the cache refills from.
-    UNIMPLEMENTED(int set_source(IFile* src))
+    UNIMPLEMENTED(int set_source(IFile* /*src*/))
     UNIMPLEMENTED_POINTER(ICacheStore* get_store())
 
     // A client's refill of a file without a source: a pwrite into the cache,
@@ -87,7 +87,7 @@ public:
         return fadvise(offset, count, POSIX_FADV_WILLNEED);
     }
     // Bytes of [offset, offset + count) still to be refilled (0: cached).
-    UNIMPLEMENTED(int query(off_t offset, size_t count))
+    UNIMPLEMENTED(int query(off_t /*offset*/, size_t /*count*/))
     // Drops cached data (a trim).
     ssize_t evict(off_t offset, size_t count) { return trim(offset, count); }
 

@@ -117,7 +117,7 @@ public:
         return -1;
     }
 
-    UNIMPLEMENTED_POINTER(void* get_underlay_object(int i = 0))
+    UNIMPLEMENTED_POINTER(void* get_underlay_object(int /*i*/ = 0))
 
     virtual int reset(int /*flags*/ = 0) {
         errno = ENOSYS;
