@@ -1,0 +1,433 @@
+// The pipelined Redis client and its pool.
+//
+// Callers append their encoded command to wbuf_ and their waiter to queue_ in one step (no
+// yield between), so the order of the queue is the order on the wire. The first caller to find
+// no write in progress becomes the writer: it yields once, so that the coroutines ready behind
+// it add their commands too (group commit), then writes wbuf_ until it is empty. A reader
+// coroutine parses replies and hands each to the waiter at the head of the queue.
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+#include <deque>
+
+#include <photon/common/alog.h>
+#include <photon/ecosystem/redis.h>
+#include <photon/net/socket.h>
+#include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
+
+namespace photon {
+namespace redis {
+namespace {
+
+// Parses one reply from [p, end): bytes used, 0 when incomplete, -1 when malformed.
+ssize_t parse_reply(const char* p, const char* end, reply* r, int depth = 0) {
+    if (depth > 64) return -1;
+    auto line_end = (const char*)memchr(p, '\n', end - p);
+    if (!line_end) return 0;
+    if (line_end == p || line_end[-1] != '\r') return -1;
+    const char* body = p + 1;
+    size_t body_len = line_end - 1 - body;
+    const char* next = line_end + 1;
+    auto as_int = [&](int64_t* v) { return estring_view(body, body_len).to_int64_check(v) > 0; };
+    char mark = *p;
+    switch (mark) {
+        case '+':
+            r->type = reply::STATUS, r->str.assign(body, body_len);
+            return next - p;
+        case '-':
+            r->type = reply::ERROR, r->str.assign(body, body_len);
+            return next - p;
+        case '(':
+            r->type = reply::BIGNUM, r->str.assign(body, body_len);
+            return next - p;
+        case ':':
+            r->type = reply::INTEGER;
+            return as_int(&r->integer) ? next - p : -1;
+        case '_':
+            r->type = reply::NIL;
+            return next - p;
+        case '#':
+            r->type = reply::BOOLEAN, r->integer = body_len && body[0] == 't';
+            return next - p;
+        case ',':
+            r->type = reply::DOUBLE, r->str.assign(body, body_len);
+            r->number = estring_view(body, body_len).to_double(0);
+            if (r->str == "inf") r->number = HUGE_VAL;
+            if (r->str == "-inf") r->number = -HUGE_VAL;
+            return next - p;
+        case '$':
+        case '=':
+        case '!': {
+            int64_t n;
+            if (!as_int(&n) || n < -1) return -1;
+            if (n == -1) {
+                r->type = reply::NIL;
+                return next - p;
+            }
+            if (end - next < n + 2) return 0;
+            if (next[n] != '\r' || next[n + 1] != '\n') return -1;
+            r->type = mark == '!' ? reply::ERROR : reply::STRING;
+            size_t skip = (mark == '=' && n >= 4) ? 4 : 0;
+            r->str.assign(next + skip, n - skip);
+            return next + n + 2 - p;
+        }
+        case '*':
+        case '%':
+        case '~':
+        case '>':
+        case '|': {
+            int64_t n;
+            if (!as_int(&n) || n < -1) return -1;
+            if (n == -1) {
+                r->type = reply::NIL;
+                return next - p;
+            }
+            size_t count = (mark == '%' || mark == '|') ? 2 * n : n;
+            if (count > (size_t)(end - next) / 3) return end - next > (1 << 20) ? -1 : 0;
+            std::vector<reply> elements(count);
+            const char* q = next;
+            for (auto& e : elements) {
+                ssize_t used = parse_reply(q, end, &e, depth + 1);
+                if (used <= 0) return used;
+                q += used;
+            }
+            if (mark == '|') {  // attributes: skipped, the reply they annotate follows
+                ssize_t used = parse_reply(q, end, r, depth + 1);
+                return used <= 0 ? used : q + used - p;
+            }
+            r->type = mark == '*'   ? reply::ARRAY
+                      : mark == '%' ? reply::MAP
+                      : mark == '~' ? reply::SET
+                                    : reply::PUSH;
+            r->elements = std::move(elements);
+            return q - p;
+        }
+        default:
+            return -1;
+    }
+}
+
+void append_command(std::string* w, const std::string_view* args, size_t n) {
+    char head[32];
+    w->append(head, snprintf(head, sizeof(head), "*%zu\r\n", n));
+    for (size_t i = 0; i < n; ++i) {
+        w->append(head, snprintf(head, sizeof(head), "$%zu\r\n", args[i].size()));
+        w->append(args[i].data(), args[i].size());
+        w->append("\r\n", 2);
+    }
+}
+
+struct waiter {
+    reply* out;
+    int err = 0;
+    bool done = false;
+    bool abandoned = false;  // the caller timed out; the reply is dropped
+    photon::semaphore sem;
+    int refs = 2;  // the caller's and the queue's
+    void unref() {
+        if (--refs == 0) delete this;
+    }
+};
+
+class pipelined_client_impl : public pipelined_client {
+public:
+    explicit pipelined_client_impl(const client_options& o) : opts_(o) {}
+
+    ~pipelined_client_impl() override {
+        disconnect(ECONNABORTED);
+        join_ended_reader();
+        delete tcp_;
+    }
+
+    int command(const std::string_view* args, size_t n, reply* out, uint64_t timeout_us) override {
+        if (n == 0 || !out) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (!sock_ && connect_once() < 0) return -1;
+        auto w = new waiter;
+        w->out = out;
+        append_command(&wbuf_, args, n);
+        queue_.push_back(w);
+        if (!writing_) write_all();
+        uint64_t t = std::min(timeout_us, opts_.timeout_us);
+        if (!w->done && w->sem.wait(1, t) < 0 && !w->done) {
+            w->abandoned = true;  // the queue keeps it until its reply comes
+            w->unref();
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        int err = w->err;
+        w->unref();
+        if (err) {
+            errno = err;
+            return -1;
+        }
+        return 0;
+    }
+
+    int protocol() const override { return protocol_; }
+    size_t in_flight() const override { return queue_.size(); }
+    uint64_t connects() const override { return connects_; }
+
+private:
+    // Connects and says HELLO (one coroutine at a time; the others wait for it).
+    int connect_once() {
+        while (connecting_) {
+            connected_.wait(1, opts_.timeout_us);
+            if (sock_) return 0;
+        }
+        if (sock_) return 0;
+        connecting_ = true;
+        int ret = do_connect();
+        int err = errno;
+        connecting_ = false;
+        connected_.signal(1024);
+        errno = err;
+        return ret;
+    }
+
+    int do_connect() {
+        join_ended_reader();
+        if (!tcp_) {
+            tcp_ = net::new_tcp_socket_client();
+            if (!tcp_) return -1;
+        }
+        tcp_->timeout(opts_.timeout_us);
+        net::EndPoint ep(net::IPAddr(opts_.host.c_str()), opts_.port);
+        if (ep.addr.undefined()) {
+            errno = EINVAL;
+            return -1;
+        }
+        std::unique_ptr<net::ISocketStream> s(tcp_->connect(ep));
+        if (!s) return -1;
+        s->timeout(opts_.timeout_us);
+        rbuf_.clear();
+        rpos_ = 0;
+        // HELLO 3 (with AUTH), else RESP2 and AUTH; then SELECT.
+        protocol_ = 2;
+        reply r;
+        if (opts_.resp3) {
+            std::vector<std::string_view> hello = {"HELLO", "3"};
+            if (!opts_.password.empty()) {
+                hello.push_back("AUTH");
+                hello.push_back(opts_.username.empty() ? std::string_view("default")
+                                                       : std::string_view(opts_.username));
+                hello.push_back(opts_.password);
+            }
+            if (sync_command(s.get(), hello.data(), hello.size(), &r) < 0) return -1;
+            if (r.type == reply::MAP) protocol_ = 3;
+        }
+        if (protocol_ == 2 && !opts_.password.empty()) {
+            std::string_view auth[] = {"AUTH", opts_.username, opts_.password};
+            size_t n = opts_.username.empty() ? 2 : 3;
+            if (n == 2) auth[1] = opts_.password;
+            if (sync_command(s.get(), auth, n, &r) < 0) return -1;
+            if (r.is_error()) {
+                LOG_WARN("redis: AUTH failed: `", r.str.c_str());
+                errno = EACCES;
+                return -1;
+            }
+        }
+        if (opts_.db) {
+            std::string db = std::to_string(opts_.db);
+            std::string_view sel[] = {"SELECT", db};
+            if (sync_command(s.get(), sel, 2, &r) < 0) return -1;
+            if (r.is_error()) {
+                errno = EINVAL;
+                return -1;
+            }
+        }
+        sock_ = s.release();
+        ++connects_;
+        reader_ = thread_create11(&pipelined_client_impl::read_loop, this, sock_);
+        thread_enable_join(reader_);
+        return 0;
+    }
+
+    int sync_command(net::ISocketStream* s, const std::string_view* args, size_t n, reply* r) {
+        std::string w;
+        append_command(&w, args, n);
+        if (s->write(w.data(), w.size()) != (ssize_t)w.size()) return -1;
+        return read_reply(s, r);
+    }
+
+    // Reads one reply from s into r: 0, or -1 with errno.
+    int read_reply(net::ISocketStream* s, reply* r) {
+        for (;;) {
+            if (rpos_ < rbuf_.size()) {
+                ssize_t used = parse_reply(rbuf_.data() + rpos_, rbuf_.data() + rbuf_.size(), r);
+                if (used < 0) {
+                    LOG_EVERY_T(10, LOG_WARN("redis: malformed reply from the server"));
+                    errno = EPROTO;
+                    return -1;
+                }
+                if (used > 0) {
+                    rpos_ += used;
+                    return 0;
+                }
+            }
+            if (rpos_ > 0) {  // keep the unparsed tail only
+                rbuf_.erase(0, rpos_);
+                rpos_ = 0;
+            }
+            if (rbuf_.size() > opts_.max_reply_bytes) {
+                errno = EMSGSIZE;
+                return -1;
+            }
+            size_t have = rbuf_.size();
+            size_t want = std::max<size_t>(64 * 1024, have);
+            rbuf_.resize(have + want);
+            ssize_t got = s->recv(&rbuf_[have], want);
+            rbuf_.resize(have + (got > 0 ? got : 0));
+            if (got <= 0) {
+                if (got == 0) errno = ECONNRESET;
+                return -1;
+            }
+        }
+    }
+
+    void read_loop(net::ISocketStream* s) {
+        for (;;) {
+            reply r;
+            if (read_reply(s, &r) < 0) {
+                // Idle, or a slow reply: the calls time out on their own, the link stays.
+                if (errno == ETIMEDOUT && s == sock_) continue;
+                if (s == sock_) disconnect(errno);
+                return;
+            }
+            // RESP3 pushes are out of band, but for the replies to (UN)SUBSCRIBE.
+            if (r.type == reply::PUSH && !is_subscribe_ack(r)) continue;
+            if (queue_.empty()) {
+                LOG_EVERY_T(10, LOG_WARN("redis: a reply no one asked for"));
+                disconnect(EPROTO);
+                return;
+            }
+            waiter* w = queue_.front();
+            queue_.pop_front();
+            if (!w->abandoned) {
+                *w->out = std::move(r);
+                w->done = true;
+                w->sem.signal(1);
+            }
+            w->unref();
+        }
+    }
+
+    static bool is_subscribe_ack(const reply& r) {
+        if (r.elements.empty() || r.elements[0].type != reply::STRING) return false;
+        auto& k = r.elements[0].str;
+        return k == "subscribe" || k == "psubscribe" || k == "unsubscribe" || k == "punsubscribe" ||
+               k == "ssubscribe" || k == "sunsubscribe";
+    }
+
+    // Writes wbuf_ until it is empty (the caller is the writer).
+    void write_all() {
+        writing_ = true;
+        thread_yield();  // let the coroutines ready behind us add their commands
+        while (!wbuf_.empty() && sock_) {
+            out_.swap(wbuf_);  // out_ was empty: callers now append to its old buffer
+            auto s = sock_;
+            ssize_t ret = s->write(out_.data(), out_.size());
+            bool ok = ret == (ssize_t)out_.size();
+            out_.clear();
+            if (!ok) {
+                if (s == sock_) disconnect(errno ? errno : EIO);
+                break;
+            }
+        }
+        writing_ = false;
+    }
+
+    // Fails every call in flight with err and closes the connection (the next call reconnects).
+    void disconnect(int err) {
+        auto s = sock_;
+        if (!s) return;
+        sock_ = nullptr;
+        s->shutdown(ShutdownHow::ReadWrite);
+        wbuf_.clear();
+        if (reader_ && reader_ != photon::CURRENT) {
+            thread_interrupt(reader_);
+            thread_join((join_handle*)reader_);
+        } else {
+            pending_join_ = reader_;  // the reader itself: it ends right after this
+        }
+        reader_ = nullptr;
+        auto q = std::move(queue_);
+        queue_.clear();
+        for (auto w : q) {
+            if (!w->abandoned) {
+                w->err = err ? err : ECONNRESET;
+                w->done = true;
+                w->sem.signal(1);
+            }
+            w->unref();
+        }
+        delete s;
+    }
+
+    void join_ended_reader() {
+        if (pending_join_ && pending_join_ != photon::CURRENT) {
+            thread_join((join_handle*)pending_join_);
+            pending_join_ = nullptr;
+        }
+    }
+
+    client_options opts_;
+    net::ISocketClient* tcp_ = nullptr;
+    net::ISocketStream* sock_ = nullptr;
+    photon::thread* reader_ = nullptr;
+    photon::thread* pending_join_ = nullptr;
+    std::deque<waiter*> queue_;
+    std::string wbuf_, out_;
+    std::string rbuf_;
+    size_t rpos_ = 0;
+    photon::semaphore connected_;
+    bool writing_ = false, connecting_ = false;
+    int protocol_ = 0;
+    uint64_t connects_ = 0;
+};
+
+class client_pool_impl : public client_pool {
+public:
+    client_pool_impl(const client_options& o, size_t n) {
+        for (size_t i = 0; i < n; ++i) clients_.emplace_back(new pipelined_client_impl(o));
+    }
+    int command(const std::string_view* args, size_t n, reply* out, uint64_t timeout_us) override {
+        pipelined_client* best = clients_[next_++ % clients_.size()].get();
+        for (auto& c : clients_)
+            if (c->in_flight() < best->in_flight()) best = c.get();
+        return best->command(args, n, out, timeout_us);
+    }
+    size_t size() const override { return clients_.size(); }
+    pipelined_client* get(size_t i) override {
+        return i < clients_.size() ? clients_[i].get() : nullptr;
+    }
+
+private:
+    std::vector<std::unique_ptr<pipelined_client>> clients_;
+    size_t next_ = 0;
+};
+
+}  // namespace
+
+pipelined_client* new_pipelined_client(const client_options& opts) {
+    if (opts.host.empty() || opts.port == 0) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    return new pipelined_client_impl(opts);
+}
+
+client_pool* new_client_pool(const client_options& opts, size_t connections) {
+    if (opts.host.empty() || opts.port == 0 || connections == 0) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    return new client_pool_impl(opts, connections);
+}
+
+}  // namespace redis
+}  // namespace photon
