@@ -615,7 +615,7 @@ public:
         reply r;
         if (command(a, sizeof...(args), &r) < 0) {
             r.type = reply::NONE;
-            r.str = std::string("photon: ") + strerror(errno);
+            r.str.assign("photon: ").append(strerror(errno));
         }
         return r;
     }
