@@ -436,6 +436,56 @@ TEST_F(FullFileCache, ManyCoroutinesOnTwoVcpusReadTheSameAndDifferentFiles) {
     EXPECT_EQ(reads, stats_.reads);
 }
 
+TEST_F(FullFileCache, EvictionStartedOnAnotherVcpuRunsOnThePoolsOwn) {
+    const int kFiles = 8;
+    const uint64_t size = 4 * kUnit;
+    for (int i = 0; i < kFiles; i++) make_file("v" + std::to_string(i), 80 + i, size);
+    auto cfs = open_cache();
+    ASSERT_NE(nullptr, cfs);
+    ASSERT_EQ(0, pool()->resize(12 * kUnit, RSZ_DISK));
+    std::atomic<int> bad{0}, finished{0};
+    auto worker = [&](int seed) {
+        if (photon::init(INIT_EVENT_DEFAULT, INIT_IO_NONE) != 0) {
+            bad++;
+            return;
+        }
+        std::vector<photon::join_handle*> jh;
+        for (int c = 0; c < 8; c++) {
+            jh.push_back(photon::thread_enable_join(photon::thread_create11([&, c] {
+                std::mt19937_64 rng(seed * 100 + c);
+                for (int k = 0; k < 40; k++) {
+                    int id = (int)(rng() % kFiles);
+                    std::unique_ptr<IFile> f(cfs->open(("/v" + std::to_string(id)).c_str(), 0));
+                    uint64_t off = rng() % size;
+                    size_t n = 1 + rng() % kUnit;
+                    std::string buf(n, 0);
+                    size_t want = std::min<uint64_t>(n, size - off);
+                    if (!f || f->pread(&buf[0], n, off) != (ssize_t)want) {
+                        bad++;
+                        continue;
+                    }
+                    for (size_t i = 0; i < want; i++)
+                        if (buf[i] != byte_at(80 + id, off + i)) {
+                            bad++;
+                            break;
+                        }
+                }
+            })));
+        }
+        for (auto h : jh) photon::thread_join(h);
+        photon::fini();  // evictions these readers started do not run here
+        finished++;
+    };
+    std::thread t1(worker, 1), t2(worker, 2);
+    // This vCPU runs the evictions meanwhile, under the readers' feet.
+    for (int i = 0; i < 120000 && finished < 2; i++) photon::thread_usleep(1000);
+    t1.join();
+    t2.join();
+    EXPECT_EQ(0, bad.load());
+    for (int i = 0; i < 1000 && pool()->used_bytes() > 12 * kUnit; i++) photon::thread_usleep(1000);
+    EXPECT_LE(pool()->used_bytes(), 12 * kUnit);
+}
+
 TEST_F(FullFileCache, RejectsARefillUnitThatIsNotAPowerOfTwo) {
     errno = 0;
     auto media = new_localfs_adaptor(media_dir_.path().c_str());

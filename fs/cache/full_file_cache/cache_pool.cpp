@@ -56,6 +56,7 @@ FileCachePool::~FileCachePool() {
 
 void FileCachePool::Init() {
     traverse("/");
+    home_ = photon::get_vcpu();
     timer_ = new photon::Timer(period_us_, {this, &FileCachePool::on_timer}, true);
 }
 
@@ -177,7 +178,14 @@ void FileCachePool::add_used(file_entry* e, int64_t delta) {
     full_ = true;
     if (evicting_.load() || eviction_threads_.load() > 0) return;
     eviction_threads_++;
-    if (!photon::thread_create(&FileCachePool::eviction_thread, this)) eviction_threads_--;
+    auto th = photon::thread_create(&FileCachePool::eviction_thread, this);
+    if (!th) {
+        eviction_threads_--;
+        return;
+    }
+    // A refill may run on any vCPU; the eviction runs where the pool lives,
+    // which outlives the other vCPUs' users.
+    if (home_ && home_ != photon::get_vcpu()) photon::thread_migrate(th, home_);
 }
 
 void* FileCachePool::eviction_thread(void* self) {
@@ -242,16 +250,23 @@ void FileCachePool::eviction(uint64_t extra) {
             if (avail < disk_avail_) need = std::max(need, disk_avail_ - avail);
         }
     }
+    std::vector<std::pair<uint64_t, std::string>> lru;
+    std::vector<std::string> empty;
+    {
+        SCOPED_LOCK(lock_);
+        for (auto& kv : files_) {
+            if (kv.second.used > 0)
+                lru.push_back({kv.second.last_use.load(), kv.first});
+            else if (kv.second.open_count == 0)
+                empty.push_back(kv.first);
+        }
+    }
+    for (auto& name : empty) evict_one(name);  // closed files with nothing cached
     if (need == 0) {
         full_ = false;
         return;
     }
-    std::vector<std::pair<uint64_t, std::string>> lru;
-    {
-        SCOPED_LOCK(lock_);
-        for (auto& kv : files_)
-            if (kv.second.used > 0) lru.push_back({kv.second.last_use.load(), kv.first});
-    }
+    LOG_DEBUG("cache: evicting ` bytes (` files cached)", need, lru.size());
     std::sort(lru.begin(), lru.end());
     for (auto& v : lru) {
         if (need == 0) break;

@@ -27,6 +27,7 @@
 namespace photon {
 
 class Timer;
+struct vcpu_base;
 
 namespace fs {
 
@@ -100,8 +101,9 @@ private:
     uint64_t disk_avail_;
     uint64_t refill_unit_;
     photon::Timer* timer_ = nullptr;
-    photon::mutex lock_;        // files_, used_
-    photon::mutex evict_lock_;  // one eviction at a time
+    photon::vcpu_base* home_ = nullptr;  // where Init() ran: the timer's and evictions' vCPU
+    photon::mutex lock_;                 // files_, used_
+    photon::mutex evict_lock_;           // one eviction at a time
     file_map files_;
     uint64_t used_ = 0;
     std::atomic<uint64_t> clock_{0};
