@@ -250,7 +250,7 @@ public:
                 trailers();
                 return 0;
             }
-            const size_t chunk = 64 << 10;
+            const size_t chunk = reader_.want();
             ssize_t n = s_->read(reader_.reserve(chunk), chunk, deadline_.timeout());
             reader_.commit(n > 0 ? n : 0);
             if (n == 0) eof_ = true;

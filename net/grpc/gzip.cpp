@@ -1,6 +1,7 @@
 // gzip for gRPC messages, on zlib.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "wire.h"

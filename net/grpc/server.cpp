@@ -195,7 +195,7 @@ struct CallImpl final : ServerCall {
                 return 0;
             }
             if (done_) return errno = over_errno(), -1;
-            const size_t chunk = 64 << 10;
+            const size_t chunk = reader_.want();
             in_io_ = true;
             ssize_t n = s.read(reader_.reserve(chunk), chunk, time_left());
             in_io_ = false;
@@ -303,14 +303,13 @@ void ConnState::remove(CallImpl* c) { deadlines.erase(c->dl_it_); }
 
 void ConnState::watch() {
     while (!closing) {
-        if (deadlines.empty()) {
-            dog_wake = UINT64_MAX;
-            thread_usleep(UINT64_MAX);
-            continue;
-        }
-        dog_wake = deadlines.begin()->first;
-        Timeout t;
-        t.expiration(dog_wake);
+        // With no call to watch it still wakes each second: a call that
+        // comes with a deadline further off then needs no interrupt (one
+        // per call would cost two switches, for calls that end in time).
+        Timeout t(1000 * 1000);
+        if (!deadlines.empty() && deadlines.begin()->first < t.expiration())
+            t.expiration(deadlines.begin()->first);
+        dog_wake = t.expiration();
         if (!t.expired() && thread_usleep(t) < 0) continue;  // a nearer deadline, or the end
         while (!deadlines.empty()) {
             Timeout first;

@@ -1,5 +1,6 @@
 #include "wire.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace photon {
@@ -246,6 +247,16 @@ char* MessageReader::reserve(size_t n) {
     buf_.resize(old + n);
     reserve_ = n;
     return &buf_[old];
+}
+
+size_t MessageReader::want() const {
+    const size_t kSmall = 512, kMax = 1 << 20;
+    size_t avail = buf_.size() - pos_;
+    if (avail < 5) return kSmall;
+    auto p = (const uint8_t*)buf_.data() + pos_;
+    size_t n = (size_t)p[1] << 24 | p[2] << 16 | p[3] << 8 | p[4];
+    size_t rest = 5 + n > avail ? 5 + n - avail : 0;
+    return std::min(std::max(rest, kSmall), kMax);
 }
 
 MessageReader::Result MessageReader::next(bool* compressed, std::string* msg) {

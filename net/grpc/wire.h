@@ -56,6 +56,10 @@ public:
     Result next(bool* compressed, std::string* msg);
     // Bytes of a message begun and not completed.
     bool partial() const { return pos_ < buf_.size(); }
+    // How much to read next: the rest of the message begun (at most 1 MiB
+    // a time), or a little when its length is not known yet; reserve()
+    // zero-fills, so asking for 64 KiB per small message would cost.
+    size_t want() const;
     // Read directly into the buffer's tail: room for n bytes, then commit.
     char* reserve(size_t n);
     void commit(size_t n) { buf_.resize(buf_.size() - reserve_ + n), reserve_ = 0; }
