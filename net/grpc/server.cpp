@@ -76,13 +76,15 @@ struct ConnState {
 };
 
 const char kAcceptEncoding[] = "identity,gzip";
+const std::string kEmpty;
 
 struct CallImpl final : ServerCall {
     using ServerCall::write;
     Server::Impl* srv;
     ConnState* conn;
     http2::Stream& s;
-    std::string method_, authority_;
+    const std::string* method_ = &kEmpty;  // the request's fields, which outlive the call
+    const std::string* authority_ = &kEmpty;
     Metadata client_md_, initial_md_, trailing_md_;
     uint64_t deadline_ = UINT64_MAX;
     std::multimap<uint64_t, CallImpl*>::iterator dl_it_;
@@ -98,8 +100,8 @@ struct CallImpl final : ServerCall {
     CallImpl(Server::Impl* sv, ConnState* cs, http2::Stream& st)
         : srv(sv), conn(cs), s(st), reader_(sv->opt.max_receive_message_size) {}
 
-    const std::string& method() const override { return method_; }
-    const std::string& authority() const override { return authority_; }
+    const std::string& method() const override { return *method_; }
+    const std::string& authority() const override { return *authority_; }
     const Metadata& client_metadata() const override { return client_md_; }
     uint64_t deadline() const override { return deadline_; }
     bool cancelled() const override { return cancelled_ || expired_ || done_; }
@@ -144,7 +146,16 @@ struct CallImpl final : ServerCall {
         if (head_sent_) return 0;
         head_sent_ = true;
         in_io_ = true;
-        int r = s.respond(head_fields(), false);
+        // The usual head needs no vector of its own (no allocation per call).
+        static const std::vector<HeaderField> plain = {{":status", "200"},
+                                                       {"content-type", "application/grpc"}};
+        static const std::vector<HeaderField> plain_gzip = {
+            {":status", "200"},
+            {"content-type", "application/grpc"},
+            {"grpc-accept-encoding", kAcceptEncoding}};
+        bool usual = out_ == Compression::none && initial_md_.empty();
+        int r = usual ? s.respond(gzip_supported() ? plain_gzip : plain, false)
+                      : s.respond(head_fields(), false);
         in_io_ = false;
         if (r < 0) return fail_io();
         return 0;
@@ -273,6 +284,9 @@ struct CallImpl final : ServerCall {
             auto t = status_fields(st);
             f.insert(f.end(), t.begin(), t.end());
             s.respond(f, true);
+        } else if (st.ok() && trailing_md_.empty()) {
+            static const std::vector<HeaderField> ok = {{"grpc-status", "0"}};
+            s.finish(&ok);
         } else {
             auto t = status_fields(st);
             s.finish(&t);
@@ -358,9 +372,9 @@ void Server::Impl::serve_call(ConnState* cs, http2::Stream& s) {
                   true);
         return;
     }
-    call.method_ = std::string(s.field(":path"));
-    call.authority_ = std::string(s.field(":authority"));
     auto& fields = s.request();
+    if (auto p = find_field(fields, ":path")) call.method_ = p;
+    if (auto a = find_field(fields, ":authority")) call.authority_ = a;
     if (auto enc = find_field(fields, "grpc-accept-encoding"))
         call.accepts_gzip_ = enc->find("gzip") != std::string::npos && gzip_supported();
     if (auto enc = find_field(fields, "grpc-encoding")) {
@@ -387,9 +401,9 @@ void Server::Impl::serve_call(ConnState* cs, http2::Stream& s) {
     }
     if (!metadata_from_fields(fields, &call.client_md_))
         return reply(StatusCode::INTERNAL, "malformed binary metadata");
-    auto it = methods.find(call.method_);
+    auto it = methods.find(*call.method_);
     if (it == methods.end())
-        return reply(StatusCode::UNIMPLEMENTED, ("unknown method " + call.method_).c_str());
+        return reply(StatusCode::UNIMPLEMENTED, ("unknown method " + *call.method_).c_str());
 
     calls++;
     if (call.deadline_ != UINT64_MAX) cs->add(&call);
