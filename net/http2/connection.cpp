@@ -27,6 +27,12 @@ constexpr uint64_t kStopPoll = 50 * 1000;  // how often a stopping reader looks 
 constexpr size_t kStreamLimit = 64 * 1024;
 constexpr size_t kControlLimit = 1 << 20;
 constexpr size_t kKeepCapacity = 256 * 1024;  // an outbox larger than this is freed once written
+constexpr size_t kSpareBuffers = 16;          // written outboxes a vCPU keeps for the next ones
+
+// Outboxes written out, for the next connection of this vCPU (OS thread)
+// that queues a frame: the buffer written last, still in the cache, is the
+// next one filled, and idle connections hold none.
+thread_local std::vector<std::string> t_spare_buffers;
 
 }  // namespace
 
@@ -106,6 +112,7 @@ int StreamCore::send_head(const std::vector<HeaderField>& fields, bool end_strea
 
 int StreamCore::write_head_locked(const std::vector<HeaderField>& fields, bool end_stream) {
     if (c->room(kStreamLimit) < 0) return -1;
+    c->fill_outbox();
     auto& block = c->hblock_;
     block.clear();
     c->enc.begin_block(&block);
@@ -135,6 +142,7 @@ ssize_t StreamCore::write_body(const void* buf, size_t n, uint64_t timeout) {
         }
         size_t k = std::min<int64_t>(
             {(int64_t)(n - done), send_window, c->send_window, (int64_t)c->peer_max_frame});
+        c->fill_outbox();
         size_t at = c->out_.size();
         write_data_header(id_, k, false, &c->out_);
         c->out_.append((const char*)buf + done, k);
@@ -215,6 +223,7 @@ Connection::~Connection() { finish_writes(); }
 
 int Connection::send(const std::string& bytes) {
     if (room(kControlLimit) < 0) return -1;
+    fill_outbox();
     out_.append(bytes);
     last_data_at_ = SIZE_MAX;
     queued();
@@ -274,9 +283,20 @@ void Connection::write_out() {
             }
         }
         batch_.clear();
-        if (batch_.capacity() > kKeepCapacity) std::string().swap(batch_);
+        auto& spare = t_spare_buffers;
+        if (batch_.capacity() <= kKeepCapacity && spare.size() < kSpareBuffers)
+            spare.push_back(std::move(batch_));
+        std::string().swap(batch_);
     }
     writing_ = false;
+}
+
+void Connection::fill_outbox() {
+    auto& spare = t_spare_buffers;
+    if (out_.empty() && out_.capacity() < 4096 && !spare.empty()) {
+        out_.swap(spare.back());
+        spare.pop_back();
+    }
 }
 
 void Connection::finish_writes() {

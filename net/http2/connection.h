@@ -182,6 +182,8 @@ private:
     void write_loop();
     bool start_writer();
     void write_out();
+    // Before appending to an empty outbox: takes a spare buffer of the vCPU's.
+    void fill_outbox();
 
     // The outbox (queued frames, written in one write per round, the group
     // commit), and the batch being written while the next one fills up.
