@@ -176,11 +176,12 @@ void FileCachePool::add_used(file_entry* e, int64_t delta) {
     }
     if (!over) return;
     full_ = true;
-    if (evicting_.load() || eviction_threads_.load() > 0) return;
-    eviction_threads_++;
+    again_ = true;  // a running eviction thread goes round once more
+    int idle = 0;
+    if (!eviction_threads_.compare_exchange_strong(idle, 1)) return;
     auto th = photon::thread_create(&FileCachePool::eviction_thread, this);
     if (!th) {
-        eviction_threads_--;
+        eviction_threads_ = 0;
         return;
     }
     // A refill may run on any vCPU; the eviction runs where the pool lives,
@@ -190,8 +191,20 @@ void FileCachePool::add_used(file_entry* e, int64_t delta) {
 
 void* FileCachePool::eviction_thread(void* self) {
     auto pool = static_cast<FileCachePool*>(self);
-    pool->eviction();
-    pool->eviction_threads_--;
+    // Refills that went over the limits while this ran ask for another round;
+    // one that asked just as it was ending finds eviction_threads_ 0 and is
+    // taken on here unless it started a thread of its own.
+    for (int rounds = 0; rounds < 64;) {
+        while (rounds < 64 && pool->again_.exchange(false)) {
+            pool->eviction();
+            rounds++;
+        }
+        pool->eviction_threads_ = 0;
+        int idle = 0;
+        if (!pool->again_.load() || !pool->eviction_threads_.compare_exchange_strong(idle, 1))
+            return nullptr;
+    }
+    pool->eviction_threads_ = 0;
     return nullptr;
 }
 

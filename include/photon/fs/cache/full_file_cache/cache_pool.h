@@ -109,6 +109,7 @@ private:
     std::atomic<uint64_t> clock_{0};
     std::atomic<bool> full_{false};
     std::atomic<bool> evicting_{false};
+    std::atomic<bool> again_{false};  // over the limits since the eviction thread's last round
     std::atomic<int> eviction_threads_{0};
     std::atomic<uint64_t> last_disk_check_{0};
     bool xattr_ok_ = false;
