@@ -8,8 +8,9 @@
 // write-only as new objects (O_CREAT|O_TRUNC or creat): writes must come in
 // order; they are sent as a multipart upload in part_size parts (a small
 // file as one PUT) and the object appears whole on close() or fsync(),
-// never half written. O_RDWR, O_APPEND and writes to an existing object
-// without O_TRUNC fail with ENOTSUP: objects cannot change in place.
+// never half written (through FUSE, close() is the release, which the kernel
+// sends after close(2) has returned; fsync(2) makes the object at once). O_RDWR, O_APPEND and
+// writes to an existing object without O_TRUNC fail with ENOTSUP: objects cannot change in place.
 // truncate() to 0 makes an empty object; rename() of a file is a
 // server-side copy and delete; of a directory, ENOTSUP. Modes, owners and
 // times are not stored (chmod/chown/utimes succeed and change nothing).
