@@ -1,6 +1,7 @@
 #include "hpack.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "huffman.h"
 
@@ -79,27 +80,24 @@ constexpr StaticEntry kStatic[] = {
 constexpr size_t kStaticCount = sizeof(kStatic) / sizeof(kStatic[0]);
 static_assert(kStaticCount == 61, "RFC 7541 Appendix A has 61 entries");
 
-// The name's length first: names and values may hold any byte (NUL too).
-// Into *k, whose capacity is reused (the encoder looks up every field it sends).
-void field_key(std::string_view name, std::string_view value, std::string* k) {
-    uint32_t n = (uint32_t)name.size();
-    k->assign((const char*)&n, sizeof(n)).append(name).append(value);
+// Hashes of a name and of a name and value, for the encoder's lookups (one
+// hash of the bytes per field sent, no key built).
+uint64_t name_hash(std::string_view name) { return std::hash<std::string_view>()(name); }
+
+uint64_t field_hash(uint64_t name_h, std::string_view value) {
+    uint64_t v = std::hash<std::string_view>()(value);
+    return name_h ^ (v + 0x9e3779b97f4a7c15ull + (name_h << 6) + (name_h >> 2));
 }
 
-std::string field_key(std::string_view name, std::string_view value) {
-    std::string k;
-    k.reserve(4 + name.size() + value.size());
-    field_key(name, value, &k);
-    return k;
-}
-
-// The static table's indices by name and value (field_key) and by name (the first).
+// The static table's indices by name and value and by name (the first), by
+// hash; lookups compare the entry.
 struct StaticIndex {
-    std::unordered_map<std::string, size_t> by_field, by_name;
+    std::unordered_map<uint64_t, size_t> by_field, by_name;
     StaticIndex() {
         for (size_t i = 0; i < kStaticCount; i++) {
-            by_field.emplace(field_key(kStatic[i].name, kStatic[i].value), i + 1);
-            by_name.emplace(std::string(kStatic[i].name), i + 1);
+            uint64_t h = name_hash(kStatic[i].name);
+            by_field.emplace(field_hash(h, kStatic[i].value), i + 1);
+            by_name.emplace(h, i + 1);
         }
     }
 };
@@ -319,38 +317,48 @@ void HpackEncoder::write_string(std::string_view s, std::string* out) {
     }
 }
 
-size_t HpackEncoder::find(std::string_view name, std::string_view value) {
-    field_key(name, value, &key_);
+size_t HpackEncoder::find(std::string_view name, uint64_t name_h, std::string_view value,
+                          bool dynamic) {
+    uint64_t h = field_hash(name_h, value);
     auto& st = static_index().by_field;
-    auto s = st.find(key_);
-    if (s != st.end()) return s->second;
-    auto d = by_field_.find(key_);
+    auto s = st.find(h);
+    if (s != st.end() && kStatic[s->second - 1].name == name &&
+        kStatic[s->second - 1].value == value)
+        return s->second;
+    if (!dynamic) return 0;
+    auto d = by_field_.find(h);
     if (d == by_field_.end()) return 0;
     uint64_t newest = table_.added() - 1;
-    if (newest - d->second < table_.count()) return kStaticCount + 1 + (newest - d->second);
+    if (newest - d->second < table_.count()) {
+        auto& e = table_.at(newest - d->second);
+        if (e.name == name && e.value == value) return kStaticCount + 1 + (newest - d->second);
+        return 0;
+    }
     by_field_.erase(d);  // evicted
     return 0;
 }
 
-size_t HpackEncoder::find_name(std::string_view name) {
+size_t HpackEncoder::find_name(std::string_view name, uint64_t name_h) {
     auto& st = static_index().by_name;
-    key_.assign(name);
-    auto s = st.find(key_);
-    if (s != st.end()) return s->second;
-    auto d = by_name_.find(key_);
+    auto s = st.find(name_h);
+    if (s != st.end() && kStatic[s->second - 1].name == name) return s->second;
+    auto d = by_name_.find(name_h);
     if (d == by_name_.end()) return 0;
     uint64_t newest = table_.added() - 1;
-    if (newest - d->second < table_.count()) return kStaticCount + 1 + (newest - d->second);
+    if (newest - d->second < table_.count()) {
+        if (table_.at(newest - d->second).name == name)
+            return kStaticCount + 1 + (newest - d->second);
+        return 0;
+    }
     by_name_.erase(d);
     return 0;
 }
 
-void HpackEncoder::remember(std::string_view name, std::string_view value) {
+void HpackEncoder::remember(std::string_view name, uint64_t name_h, std::string_view value) {
     table_.add(name, value);  // (kept: only entries within the table are added)
     uint64_t seq = table_.added() - 1;
-    field_key(name, value, &key_);
-    by_field_[key_] = seq;
-    by_name_[std::string(name)] = seq;
+    by_field_[field_hash(name_h, value)] = seq;
+    by_name_[name_h] = seq;
     if (by_field_.size() > 2 * table_.count() + 64) prune();
 }
 
@@ -365,11 +373,13 @@ void HpackEncoder::prune() {
 void HpackEncoder::add(std::string_view name, std::string_view value, std::string* out,
                        bool never_index) {
     bool secret = never_index || sensitive(name, value);
+    bool per_message = changes_per_message(name);  // never in our dynamic table
+    uint64_t name_h = name_hash(name);
     if (!secret) {
-        if (size_t i = find(name, value)) return write_int(i, 7, 0x80, out);
+        if (size_t i = find(name, name_h, value, !per_message)) return write_int(i, 7, 0x80, out);
     }
-    size_t name_index = find_name(name);
-    bool indexing = !secret && !changes_per_message(name) &&
+    size_t name_index = find_name(name, name_h);
+    bool indexing = !secret && !per_message &&
                     DynamicTable::entry_size(name, value) <= table_.max_size() / 4 * 3;
     if (indexing) {
         write_int(name_index, 6, 0x40, out);
@@ -378,7 +388,7 @@ void HpackEncoder::add(std::string_view name, std::string_view value, std::strin
     }
     if (!name_index) write_string(name, out);
     write_string(value, out);
-    if (indexing) remember(name, value);
+    if (indexing) remember(name, name_h, value);
 }
 
 }  // namespace http2

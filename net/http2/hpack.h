@@ -132,9 +132,10 @@ public:
 private:
     void write_string(std::string_view s, std::string* out);
     // The 1-based index of an equal field / of a field of that name; 0: none.
-    size_t find(std::string_view name, std::string_view value);
-    size_t find_name(std::string_view name);
-    void remember(std::string_view name, std::string_view value);
+    // name_h: the name's hash; dynamic: whether to look in the dynamic table.
+    size_t find(std::string_view name, uint64_t name_h, std::string_view value, bool dynamic);
+    size_t find_name(std::string_view name, uint64_t name_h);
+    void remember(std::string_view name, uint64_t name_h, std::string_view value);
     void prune();
 
     size_t cap_;
@@ -142,9 +143,10 @@ private:
     bool huffman_ = true;
     bool pending_ = false;
     size_t min_pending_ = 0;  // the smallest size since the last block, if pending_
-    // Number of the newest entry with this name and value / this name.
-    std::unordered_map<std::string, uint64_t> by_field_, by_name_;
-    std::string key_;
+    // Number of the newest entry with this name and value / this name, by a
+    // hash of them (a lookup checks the entry: a collision costs only the
+    // older entry's reuse).
+    std::unordered_map<uint64_t, uint64_t> by_field_, by_name_;
 };
 
 }  // namespace http2

@@ -116,6 +116,9 @@ size_t huffman_encoded_size(std::string_view s) {
 
 void huffman_encode(std::string_view s, std::string* out) {
     const auto& c = code();
+    size_t at = out->size();
+    out->resize(at + huffman_encoded_size(s));  // written in place: no push_back per byte
+    char* p = &(*out)[at];
     uint64_t acc = 0;  // pending bits, right-aligned
     int n = 0;         // how many
     for (unsigned char ch : s) {
@@ -123,11 +126,11 @@ void huffman_encode(std::string_view s, std::string* out) {
         n += kLength[ch];
         while (n >= 8) {
             n -= 8;
-            out->push_back((char)(acc >> n));
+            *p++ = (char)(acc >> n);
         }
         acc &= (uint64_t(1) << n) - 1;
     }
-    if (n > 0) out->push_back((char)((acc << (8 - n)) | (0xff >> n)));  // EOS's leading ones
+    if (n > 0) *p++ = (char)((acc << (8 - n)) | (0xff >> n));  // EOS's leading ones
 }
 
 bool huffman_decode(const uint8_t* p, size_t n, std::string* out) {
