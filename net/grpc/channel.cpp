@@ -420,7 +420,7 @@ Status Channel::call(const std::string& method, const std::string& request, std:
         }
         if (st.code == StatusCode::UNAVAILABLE && call.unprocessed() &&
             attempt + 1 < impl_->opt.max_attempts && !deadline.expired())
-            continue;  // the server never saw it: safe on a fresh connection
+            continue;  // the server never processed it: safe to send again
         return st;
     }
 }

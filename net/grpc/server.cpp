@@ -56,6 +56,7 @@ struct ConnState {
     ISocketStream* sock = nullptr;
     thread* reader = nullptr;  // the serving coroutine
     std::atomic<bool> stop_flag{false};
+    std::atomic<bool> stopped{false};  // it saw the flag (GOAWAY sent)
     std::multimap<uint64_t, CallImpl*> deadlines;
     thread* dog = nullptr;
     join_handle* dog_join = nullptr;
@@ -351,6 +352,7 @@ void ConnState::watch() {
 void Server::Impl::stop_all() {
     std::lock_guard<std::mutex> g(lock);
     for (auto c : conns) {
+        if (c->stopped) continue;  // once it stopped, an interrupt could only cut its I/O
         c->stop_flag = true;
         thread_interrupt(c->reader, ECANCELED);
     }
@@ -477,7 +479,7 @@ int Server::handle_connection(ISocketStream* stream) {
     http2::ServerConnection sc(stream, o,
                                [impl, &cs](http2::Stream& s) { impl->serve_call(&cs, s); });
     cs.sc = &sc;
-    sc.stop_on(&cs.stop_flag);
+    sc.stop_on(&cs.stop_flag, [&cs] { cs.stopped = true; });
     {
         std::lock_guard<std::mutex> g(impl->lock);
         impl->conns.insert(&cs);
@@ -500,13 +502,14 @@ int Server::stop(uint64_t timeout) {
     impl->stopping = true;
     impl->stop_all();
     Timeout t(timeout);
-    // Polled: the connections may end on other vCPUs. A second interrupt a
-    // second later covers a serving coroutine that was not parked in its
-    // read at the first (the flag is looked at only there).
-    for (int i = 0; impl->nconns; i++) {
+    // Polled: the connections may end on other vCPUs. The interrupt is
+    // repeated every 100 ms for a connection that has not seen it yet (its
+    // serving coroutine was not parked in a read then: ready to run, the
+    // interrupt went to a yield).
+    for (int i = 1; impl->nconns; i++) {
         if (t.expired()) return errno = ETIMEDOUT, -1;
         thread_usleep(std::min<uint64_t>(t.timeout(), 1000));
-        if (i == 1000) impl->stop_all();
+        if (i % 100 == 0) impl->stop_all();
     }
     return 0;
 }

@@ -2,7 +2,8 @@
 // kinds of call, metadata both ways (binary too), error statuses, deadlines
 // seen and enforced on both sides, gzip, 100 coroutines on one channel,
 // 8 MiB messages streamed, message size limits, a graceful stop() that lets
-// a call in flight finish, reconnection after GOAWAY, h2 over TLS with ALPN,
+// a call in flight finish, reconnection after GOAWAY, retries of refused
+// streams only (against a raw HTTP/2 server), h2 over TLS with ALPN,
 // and malformed requests sent as raw HTTP/2 (bad content-type, length
 // prefixes, compressed flags, encodings, timeouts).
 #include <photon/net/grpc/channel.h>
@@ -13,11 +14,13 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "../../net/http2/client_connection.h"
+#include "../../net/http2/server_connection.h"
 #include "../thread/test_util.h"
 #include "grpc_test_util.h"
 #include "tls_test_util.h"
@@ -394,6 +397,55 @@ TEST_P(Grpc, TheChannelReconnectsAfterGoaway) {
     EXPECT_EQ(2u, ch.connections_opened());
     l.terminate();
     EXPECT_EQ(0, b.stop(kLongUs));
+}
+
+// A raw HTTP/2 server whose handler is the test's: refusals and resets as it likes.
+struct RawH2Server {
+    std::function<void(photon::net::http2::Stream&)> handler;
+    int serve(photon::net::ISocketStream* sock) {
+        photon::net::http2::ServerConnection c(sock, {}, handler);
+        return c.serve();
+    }
+};
+
+void grpc_ok(photon::net::http2::Stream& s, const std::string& msg) {
+    char buf[4096];
+    while (s.read(buf, sizeof(buf), kLongUs) > 0) {
+    }
+    s.respond({{":status", "200"}, {"content-type", "application/grpc"}});
+    std::string f = framed(msg);
+    s.write(f.data(), f.size());
+    std::vector<photon::net::http2::HeaderField> t = {{"grpc-status", "0"}};
+    s.finish(&t);
+}
+
+TEST_P(Grpc, OnlyCallsTheServerNeverProcessedAreRetried) {
+    int streams = 0;
+    RawH2Server raw;
+    raw.handler = [&](photon::net::http2::Stream& s) {
+        if (++streams == 1) return s.reset(photon::net::http2::ErrorCode::REFUSED_STREAM);
+        std::string path(s.field(":path"));
+        if (path == "/t.S/Reset") {  // processed, then broken off: not to be retried
+            char buf[4096];
+            while (s.read(buf, sizeof(buf), kLongUs) > 0) {
+            }
+            return s.reset(photon::net::http2::ErrorCode::INTERNAL_ERROR);
+        }
+        grpc_ok(s, "second try");
+    };
+    photon_test::Listener l({&raw, &RawH2Server::serve});
+    ASSERT_TRUE(l.ok());
+    grpc::Channel ch(l.target());
+    std::string resp;
+    auto st = ch.call("/t.S/M", "x", &resp);
+    EXPECT_TRUE(st.ok()) << st.message;
+    EXPECT_EQ("second try", resp);
+    EXPECT_EQ(2, streams) << "refused once (REFUSED_STREAM: not processed), then retried";
+    EXPECT_EQ(1u, ch.connections_opened()) << "the connection itself was fine";
+    st = ch.call("/t.S/Reset", "x", &resp);
+    EXPECT_EQ(StatusCode::UNAVAILABLE, st.code) << st.message;
+    EXPECT_EQ(3, streams) << "a call the server processed is not retried";
+    l.terminate();
 }
 
 TEST_P(Grpc, ServesH2OverTlsWithAlpn) {

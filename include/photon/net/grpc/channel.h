@@ -11,10 +11,10 @@
 //   grpc::Status st = ch.call("/echo.Echo/Say", req, &resp, opt);
 //
 // A call the server never processed (refused, or past its GOAWAY: HTTP/2's
-// REFUSED_STREAM / last stream id) is retried on a fresh connection, up to
-// ChannelOptions::max_attempts. Errors of the transport come back as a
-// Status: UNAVAILABLE (no connection, or it broke), DEADLINE_EXCEEDED,
-// INTERNAL (a malformed response), CANCELLED.
+// REFUSED_STREAM / last stream id) is retried, on a new connection if the
+// old one went away, up to ChannelOptions::max_attempts. Errors of the
+// transport come back as a Status: UNAVAILABLE (no connection, or it
+// broke), DEADLINE_EXCEEDED, INTERNAL (a malformed response), CANCELLED.
 #pragma once
 
 #include <cstddef>
