@@ -2,7 +2,8 @@
 // kinds of call, metadata both ways (binary too), error statuses, deadlines
 // seen and enforced on both sides, gzip, 100 coroutines on one channel,
 // 8 MiB messages streamed, message size limits, a graceful stop() that lets
-// a call in flight finish, reconnection after GOAWAY, retries of refused
+// a call in flight finish, reconnection after GOAWAY and after the
+// connection died, retries of refused
 // streams only (against a raw HTTP/2 server), h2 over TLS with ALPN,
 // and malformed requests sent as raw HTTP/2 (bad content-type, length
 // prefixes, compressed flags, encodings, timeouts).
@@ -372,12 +373,15 @@ TEST_P(Grpc, StopLetsACallInFlightFinishAndRefusesNewOnes) {
     EXPECT_EQ(StatusCode::UNAVAILABLE, st.code);
 }
 
-TEST_P(Grpc, TheChannelReconnectsAfterGoaway) {
-    // One listener, two servers: the first stops (GOAWAY), the second takes over.
+TEST_P(Grpc, TheChannelReconnectsAfterGoawayAndAfterTheConnectionDied) {
+    // One listener, three servers: the first stops (GOAWAY), the second takes
+    // over and is deleted (its connection cut), the third takes over.
     photon_test::EchoSeen seen2;
-    grpc::Server a, b;
+    grpc::Server a, c;
+    std::unique_ptr<grpc::Server> b(new grpc::Server);
     photon_test::register_echo(&a, &seen_);
-    photon_test::register_echo(&b, &seen2);
+    photon_test::register_echo(b.get(), &seen2);
+    photon_test::register_echo(&c, &seen2);
     grpc::Server* current = &a;
     auto handler = [&](photon::net::ISocketStream* s) { return current->handle_connection(s); };
     struct Fwd {
@@ -389,14 +393,24 @@ TEST_P(Grpc, TheChannelReconnectsAfterGoaway) {
     grpc::Channel ch(l.target());
     std::string resp;
     ASSERT_TRUE(ch.call("/test.Echo/Unary", "1", &resp).ok());
-    current = &b;
+    current = b.get();
     EXPECT_EQ(0, a.stop(kLongUs));
     auto st = ch.call("/test.Echo/Unary", "2", &resp);
     EXPECT_TRUE(st.ok()) << st.message;
     EXPECT_EQ("2", resp);
     EXPECT_EQ(2u, ch.connections_opened());
+    current = &c;
+    b.reset();  // abrupt: the connection is shut down
+    st = ch.call("/test.Echo/Unary", "3", &resp);
+    if (!st.ok()) {  // sent before the channel saw the end: it may have been processed
+        EXPECT_EQ(StatusCode::UNAVAILABLE, st.code) << st.message;
+        st = ch.call("/test.Echo/Unary", "3", &resp);
+    }
+    EXPECT_TRUE(st.ok()) << st.message;
+    EXPECT_EQ("3", resp);
+    EXPECT_EQ(3u, ch.connections_opened());
     l.terminate();
-    EXPECT_EQ(0, b.stop(kLongUs));
+    EXPECT_EQ(0, c.stop(kLongUs));
 }
 
 // A raw HTTP/2 server whose handler is the test's: refusals and resets as it likes.
