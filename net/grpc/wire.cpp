@@ -268,6 +268,12 @@ MessageReader::Result MessageReader::next(bool* compressed, std::string* msg) {
     if (n > max_) return kTooLarge;
     if (avail < 5 + (size_t)n) return kNeedMore;
     *compressed = p[0] == 1;
+    if (pos_ == 0 && avail == 5 + (size_t)n) {  // the buffer holds just it: no copy
+        msg->swap(buf_);
+        msg->erase(0, 5);
+        buf_.clear();  // keeps what was msg's capacity for the next read
+        return kMessage;
+    }
     msg->assign(buf_.data() + pos_ + 5, n);
     pos_ += 5 + n;
     if (pos_ == buf_.size()) {
