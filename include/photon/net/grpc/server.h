@@ -15,8 +15,9 @@
 //
 // What the server does for a handler: the deadline the client sent
 // (grpc-timeout) bounds the handler's reads and writes, and at the deadline
-// the call ends with DEADLINE_EXCEEDED (a handler parked elsewhere is
-// interrupted with ETIMEDOUT); unknown methods get UNIMPLEMENTED, messages
+// the client hears DEADLINE_EXCEEDED even from a handler busy elsewhere
+// (it is not interrupted; cancelled() turns true and its later reads and
+// writes fail with ETIMEDOUT); unknown methods get UNIMPLEMENTED, messages
 // over max_receive_message_size RESOURCE_EXHAUSTED, a malformed message
 // (length prefix, compressed flag without grpc-encoding, bad gzip) INTERNAL,
 // an unsupported grpc-encoding UNIMPLEMENTED, a content-type other than
