@@ -2,8 +2,9 @@
 """Writes the seed corpus of the h2 fuzzer (test/fuzz/h2_fuzz.cpp) to
 test/fuzz/corpus/h2: a few whole client connections (preface, SETTINGS,
 HPACK-encoded HEADERS, DATA, WINDOW_UPDATE, RST_STREAM, PRIORITY, PING,
-CONTINUATION, GOAWAY). Each file: the largest read piece - 1, the fuzzer's
-flags (0x1: the preface is put first), then the frames."""
+CONTINUATION, GOAWAY) and server ones answering the fuzzer's client. Each
+file: the largest read piece - 1, the fuzzer's flags (0x1: the preface is put
+first; 0x8: the client side), then the frames."""
 import os
 import struct
 
@@ -78,6 +79,24 @@ SEEDS = {
     "bad-frames": seed(
         63, 1, settings(), frame(HEADERS, END_HEADERS, 2, request(b"GET", b"/")),
         frame(DATA, 0, 9, b"x"), frame(WU, 0, 0, struct.pack(">I", 0))),
+    # The client side: requests 1 (GET /), 3 (POST /echo) and 5 (GET /trailers).
+    "client-responses": seed(
+        255, 8, settings((3, 100), (4, 1 << 20)), frame(SETTINGS, ACK, 0),
+        frame(HEADERS, END_HEADERS, 1, b"\x88" + lit(b"content-length", b"2")),
+        frame(DATA, END_STREAM, 1, b"ok"),
+        frame(WU, 0, 0, struct.pack(">I", 1000)), frame(WU, 0, 3, struct.pack(">I", 1000)),
+        frame(HEADERS, END_HEADERS, 3, b"\x88"), frame(DATA, 0, 3, b"hello, "),
+        frame(DATA, END_STREAM, 3, b"fuzz"),
+        frame(HEADERS, END_HEADERS, 5, b"\x88"), frame(DATA, 0, 5, b"t"),
+        frame(HEADERS, END_STREAM | END_HEADERS, 5, lit(b"x-sum", b"1")),
+        frame(PING, 0, 0, b"abcdefgh"), frame(GOAWAY, 0, 0, struct.pack(">II", 5, 0))),
+    "client-refused-small-windows": seed(
+        15, 8 | 2 | 4, settings((3, 1), (4, 3)), frame(SETTINGS, ACK, 0),
+        frame(HEADERS, END_HEADERS, 1, b"\x89"),  # :status 204
+        frame(RST, 0, 3, struct.pack(">I", 7)),
+        frame(HEADERS, END_HEADERS | END_STREAM, 1, b"\x88"),
+        frame(WU, 0, 3, struct.pack(">I", 8)), frame(DATA, PADDED, 5, b"\x02ab\0\0"),
+        frame(GOAWAY, 0, 0, struct.pack(">II", 1, 0))),
 }
 
 if __name__ == "__main__":

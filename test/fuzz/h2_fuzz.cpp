@@ -1,15 +1,18 @@
 // libFuzzer target: an HTTP/2 server connection (net/http2/: frames, HPACK,
-// the connection core, the server side) fed the input as its client's bytes.
+// the connection core, the server side) fed the input as its client's bytes,
+// or a client connection fed it as its server's.
 // Input: byte 0, the largest piece a read returns (1 + byte); byte 1, flags:
-// 0x1 the client preface is put before the rest, 0x2 small windows (4 KiB a
-// stream, the connection's own), 0x4 at most 2 streams at once and a 1 KiB
-// header list limit. Every read and write yields, so the handlers (which echo
-// the body; /reset, /trailers and /none do what they say) run between the
-// reader's frames. What the server writes is checked as a client would: each
-// frame well-formed and within the largest frame size the input announced,
-// header blocks in one piece and decodable, DATA within the flow control
-// windows the input granted, and nothing on a stream after we ended or reset
-// it but RST_STREAM. ASan/UBSan catch the rest.
+// 0x1 the client preface is put before the rest (server), 0x2 small windows
+// (4 KiB a stream, the connection's own), 0x4 at most 2 streams at once and a
+// 1 KiB header list limit, 0x8 the client side instead (three requests at
+// once: GET /, POST /echo with a body, GET /trailers; each response read to
+// its end). Every read and write yields, so the handlers (which echo the
+// body; /reset, /trailers and /none do what they say) or the requests run
+// between the reader's frames. What we write is checked as the peer would:
+// each frame well-formed and within the largest frame size the input
+// announced, header blocks in one piece and decodable, DATA within the flow
+// control windows the input granted, and nothing on a stream after we ended
+// or reset it but RST_STREAM. ASan/UBSan catch the rest.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -21,9 +24,11 @@
 #include <photon/net/socket.h>
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
 
 #include "../../net/http2/frame.h"
 #include "../../net/http2/hpack.h"
+#include "../../net/http2/client_connection.h"
 #include "../../net/http2/server_connection.h"
 
 using namespace photon;
@@ -124,10 +129,11 @@ struct Allowance {
     std::map<uint32_t, uint64_t> stream;  // WINDOW_UPDATE increments
 };
 
-Allowance allowance(const std::string& in) {
+Allowance allowance(const std::string& in, bool client) {
     Allowance a;
-    size_t p = in.compare(0, kClientPreface.size(), kClientPreface) == 0 ? kClientPreface.size()
-                                                                         : SIZE_MAX;
+    size_t p = client                                                      ? 0
+               : in.compare(0, kClientPreface.size(), kClientPreface) == 0 ? kClientPreface.size()
+                                                                           : SIZE_MAX;
     while (p != SIZE_MAX && p + kFrameHeaderSize <= in.size()) {
         auto h = read_frame_header((const uint8_t*)&in[p]);
         if (p + kFrameHeaderSize + h.length > in.size()) break;
@@ -153,8 +159,8 @@ Allowance allowance(const std::string& in) {
     return a;
 }
 
-// Reads what the server wrote as a client would.
-void check_output(const std::string& out, const Allowance& a) {
+// Reads what we wrote as the peer would.
+void check_output(const std::string& out, const Allowance& a, bool client) {
     HpackDecoder dec(4096);
     std::map<uint32_t, uint64_t> sent;  // DATA bytes per stream
     std::map<uint32_t, int> ended;      // 1: END_STREAM sent, 2: RST_STREAM sent
@@ -162,6 +168,10 @@ void check_output(const std::string& out, const Allowance& a) {
     uint32_t continuing = 0;
     std::string block;
     size_t p = 0;
+    if (client) {
+        check(out.compare(0, kClientPreface.size(), kClientPreface) == 0);
+        p = kClientPreface.size();
+    }
     bool first = true;
     while (p + kFrameHeaderSize <= out.size()) {
         auto h = read_frame_header((const uint8_t*)&out[p]);
@@ -211,6 +221,35 @@ void check_output(const std::string& out, const Allowance& a) {
     check(p == out.size());
 }
 
+// The client side: three requests at once, each response read to its end.
+void exchange(ClientConnection* c, int i) {
+    static const char* paths[] = {"/", "/echo", "/trailers"};
+    bool body = i == 1;
+    auto s = c->request({{":method", body ? "POST" : "GET"},
+                         {":scheme", "http"},
+                         {":authority", "fuzz"},
+                         {":path", paths[i]}},
+                        !body);
+    if (!s) return;
+    if (body && s->write("hello, fuzz", 11) == 11) s->finish();
+    if (s->response() >= 0) {
+        char buf[4096];
+        while (s->read(buf, sizeof(buf)) > 0) {
+        }
+    }
+    c->release(s);
+}
+
+void run_client(FuzzSock* sock, const ConnectionOptions& opt) {
+    ClientConnection c(sock, opt);
+    if (c.start() < 0) return;
+    join_handle* j[3] = {};
+    for (int i = 0; i < 3; i++)
+        if (auto th = thread_create11(exchange, &c, i)) j[i] = thread_enable_join(th);
+    for (auto h : j)
+        if (h) thread_join(h);
+}
+
 void init_once() {
     static bool done;
     if (done) return;
@@ -238,11 +277,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         opt.max_concurrent_streams = 2;
         opt.max_header_list_size = 1024;
     }
+    bool client = fl & 0x8;
+    if (client) in.assign((const char*)data + 2, size - 2);
     FuzzSock sock(in, piece);
-    {
+    if (client) {
+        run_client(&sock, opt);
+    } else {
         ServerConnection c(&sock, opt, handle);
         c.serve();
     }
-    check_output(sock.out, allowance(in));
+    check_output(sock.out, allowance(in, client), client);
     return 0;
 }
