@@ -78,10 +78,9 @@ public:
     // Streaming calls (a unary handler has its request already): the next
     // message from the client. 1 with *msg, 0 once the client has sent
     // all, or -1 with errno: ETIMEDOUT (the deadline passed), ECONNRESET
-    // (cancelled), EMSGSIZE / EPROTO / ENOTSUP (a message too large,
-    // malformed, or in an unsupported encoding: the call then ends with
-    // RESOURCE_EXHAUSTED / INTERNAL / UNIMPLEMENTED whatever the handler
-    // returns).
+    // (cancelled), EMSGSIZE / EPROTO (a message too large, or malformed:
+    // the call then ends with RESOURCE_EXHAUSTED / INTERNAL whatever the
+    // handler returns).
     virtual int read(std::string* msg) = 0;
     // Sends a message (server streaming, bidi; a client-streaming handler
     // writes its one response). 0, or -1 with errno ETIMEDOUT, ECONNRESET,
