@@ -15,9 +15,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../../net/http2/client_connection.h"
@@ -411,6 +413,39 @@ TEST_P(Grpc, TheChannelReconnectsAfterGoawayAndAfterTheConnectionDied) {
     EXPECT_EQ(3u, ch.connections_opened());
     l.terminate();
     EXPECT_EQ(0, c.stop(kLongUs));
+}
+
+TEST_P(Grpc, StopFromAnotherVcpuFinishesTheCallInFlight) {
+    // The server's connections on a vCPU of their own; stop() from the test's.
+    grpc::Server remote;
+    photon_test::EchoSeen seen2;
+    photon_test::register_echo(&remote, &seen2);
+    std::atomic<uint16_t> port{0};
+    std::atomic<bool> done{false};
+    std::thread th([&] {
+        if (photon::init(photon::INIT_EVENT_EPOLL, photon::INIT_IO_NONE) != 0) return;
+        {
+            photon_test::Listener l(remote.get_connection_handler());
+            port = l.ok() ? l.port() : 1;
+            while (!done) photon::thread_usleep(1000);
+            l.terminate();
+        }
+        photon::fini();
+    });
+    while (!port) photon::thread_usleep(1000);
+    ASSERT_GT(port.load(), 1);
+    grpc::Channel ch("127.0.0.1:" + std::to_string(port.load()));
+    grpc::Status st;
+    std::string resp;
+    auto t = photon_test::spawn([&] { st = ch.call("/test.Echo/Sleep", "300000", &resp); });
+    EXPECT_TRUE(photon_test::wait_for([&] { return remote.calls() == 1; }, 10000));
+    EXPECT_EQ(0, remote.stop(kLongUs));
+    t.join();
+    EXPECT_TRUE(st.ok()) << st.message;
+    EXPECT_EQ("slept", resp);
+    EXPECT_EQ(0u, remote.connections());
+    done = true;
+    th.join();
 }
 
 // A raw HTTP/2 server whose handler is the test's: refusals and resets as it likes.

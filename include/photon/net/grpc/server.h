@@ -119,8 +119,9 @@ public:
     // Graceful stop: each connection gets GOAWAY, calls running finish, new
     // ones are refused (the client retries them elsewhere). Returns when no
     // connection is served or after timeout us: 0, or -1 ETIMEDOUT. Call it
-    // from a coroutine of the vCPU serving the connections; terminate the
-    // ISocketServer first (later connections are closed at once).
+    // from a photon coroutine of any vCPU (the connections may be served on
+    // several); terminate the ISocketServer first (later connections are
+    // closed at once).
     int stop(uint64_t timeout = UINT64_MAX);
     // Connections / calls being served now.
     size_t connections() const;
