@@ -191,7 +191,7 @@ TEST_P(Grpc, TheClientsDeadlineEndsTheCallAndTheHandlerSeesIt) {
     opt.timeout = 200 * 1000;
     std::string resp;
     uint64_t before = photon::now;
-    auto st = ch.call("/test.Echo/Sleep", "3000000", &resp, opt);
+    auto st = ch.call("/test.Echo/Sleep", "1000000", &resp, opt);
     EXPECT_EQ(StatusCode::DEADLINE_EXCEEDED, st.code) << st.message;
     EXPECT_GT(seen_.deadline, before);
     EXPECT_LT(seen_.deadline, before + 10 * 1000 * 1000);
@@ -295,7 +295,7 @@ TEST_P(Grpc, TheServerEnforcesTheDeadlineTheClientSent) {
     RawCall raw(listener_->port());
     ASSERT_TRUE(raw.ok());
     // No local deadline on this client: the status comes from the server.
-    auto r = raw.call({{"grpc-timeout", "100m"}}, framed("3000000"), "/test.Echo/Sleep");
+    auto r = raw.call({{"grpc-timeout", "100m"}}, framed("1000000"), "/test.Echo/Sleep");
     EXPECT_EQ(200, r.first);
     EXPECT_EQ("4", r.second);
     EXPECT_GT(seen_.deadline, 0u);
