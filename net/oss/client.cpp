@@ -392,8 +392,8 @@ public:
         auto slash = cr.rfind('/');
         if (!cr.empty() && slash != cr.npos && cr.substr(slash + 1) != "*")
             m->set_size((size_t)estring_view(cr.substr(slash + 1)).to_int64(0));
-        else if (op->resp.body_size() >= 0)
-            m->set_size((size_t)op->resp.body_size());
+        else if (!h["Content-Length"].empty())  // a HEAD's too, which has no body
+            m->set_size((size_t)estring_view(h["Content-Length"]).to_int64(0));
         auto lm = h["Last-Modified"];
         if (!lm.empty()) {
             time_t t = detail::parse_time(lm);

@@ -304,7 +304,7 @@ TEST_F(OssS3, ListingsOfTenThousandKeys) {
     sa.start_after = "many/d9/k09000";
     auto count_after = [&](const ListObjectsCBParameters&) { return after++, 0; };
     ASSERT_EQ(0, c_->list_objects("many/d9/", count_after, sa));
-    EXPECT_EQ(99u, after);  // k09010 ... k09990
+    EXPECT_EQ(100u, after);  // k09009 ... k09999
     int seen = 0;
     auto stop_at_3 = [&](const ListObjectsCBParameters&) { return ++seen == 3 ? -7 : 0; };
     EXPECT_EQ(-7, c_->list_objects("many/", stop_at_3));
