@@ -361,6 +361,71 @@ TEST(Http2Budget, TheConnectionWindowIsGrantedOnlyWithRoomInTheBudget) {
     EXPECT_TRUE(body == back);
 }
 
+// ---- the write path (frames queued, written by the connection's writer) ---
+
+// The handler's finish() puts END_STREAM on its last DATA frame while that is
+// still queued: one DATA frame, no empty one after it.
+TEST(Http2Writes, AResponseEndsOnItsLastDataFrame) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    c.send(c.get(1, "/hello"));
+    int data_frames = 0;
+    std::string body;
+    bool ended = false;
+    ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
+        if (h.stream != 1) return true;
+        if (h.type == (uint8_t)FrameType::DATA) {
+            data_frames++;
+            body += p;
+        }
+        ended = h.flags & flags::END_STREAM;
+        return !ended;
+    }));
+    EXPECT_TRUE(ended);
+    EXPECT_EQ("hello\n", body);
+    EXPECT_EQ(1, data_frames);
+}
+
+// DATA is counted against the windows when queued: with a stream window of 10
+// bytes, 10 come, nothing more before the answer to a PING sent after them,
+// and the rest once a WINDOW_UPDATE allows it.
+TEST(Http2Writes, DataStaysWithinATinyStreamWindow) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    std::pair<SettingId, uint32_t> tiny[] = {{SettingId::INITIAL_WINDOW_SIZE, 10}};
+    std::string out;
+    write_settings(tiny, 1, &out);
+    out += c.get(1, "/big/100");
+    c.send(out);
+    std::string body;
+    ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
+        if (h.type == (uint8_t)FrameType::DATA) body += p;
+        return body.size() < 10;
+    }));
+    uint8_t ping[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    std::string pb;
+    write_ping(ping, false, &pb);
+    c.send(pb);
+    ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
+        if (h.type == (uint8_t)FrameType::DATA) body += p;
+        return !(h.type == (uint8_t)FrameType::PING && (h.flags & flags::ACK));
+    }));
+    EXPECT_EQ(10u, body.size());
+    std::string wu;
+    write_window_update(1, 90, &wu);
+    c.send(wu);
+    bool ended = false;
+    ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
+        if (h.type == (uint8_t)FrameType::DATA && h.stream == 1) body += p;
+        ended = h.stream == 1 && (h.flags & flags::END_STREAM);
+        return !ended;
+    }));
+    EXPECT_TRUE(ended);
+    EXPECT_EQ(h2_pattern(100), body);
+}
+
 // h2spec (tools/install-deps.sh installs it): every case of RFC 9113 and
 // 7541 it has must pass.
 TEST(Http2Conformance, H2specPassesEveryCase) {
