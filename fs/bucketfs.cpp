@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +38,10 @@ std::string key_of(const char* path) {
     return k.substr(b, e - b);
 }
 
-void fill_stat(struct stat* st, bool dir, size_t size, time_t mtime) {
+// st_ino is a hash of the key, never 0: readdir(3) skips entries of inode 0.
+void fill_stat(struct stat* st, const std::string& key, bool dir, size_t size, time_t mtime) {
     memset(st, 0, sizeof(*st));
+    st->st_ino = (ino_t)(std::hash<std::string>()(key) | 1);
     st->st_mode = dir ? (S_IFDIR | 0755) : (S_IFREG | 0644);
     st->st_nlink = dir ? 2 : 1;
     st->st_size = (off_t)size;
@@ -67,7 +70,7 @@ public:
         return c_->get_object_range(key_, (char*)buf, count, offset);
     }
     int fstat(struct stat* st) override {
-        fill_stat(st, false, size_, mtime_);
+        fill_stat(st, key_, false, size_, mtime_);
         return 0;
     }
 };
@@ -111,7 +114,7 @@ public:
     }
     ssize_t pread(void*, size_t, off_t) override { return errno = EBADF, -1; }
     int fstat(struct stat* st) override {
-        fill_stat(st, false, written_, time(nullptr));
+        fill_stat(st, key_, false, written_, time(nullptr));
         return 0;
     }
     int fsync() override { return finish(); }
@@ -286,10 +289,21 @@ public:
         if (k < 0) return -1;
         if (k == 0) return errno = ENOENT, -1;
         if (k == 1) return errno = ENOTDIR, -1;
-        std::vector<std::pair<std::string, bool>> e;
-        if (list_dir(key, &e, 1) < 0) return -1;
-        if (!e.empty()) return errno = ENOTEMPTY, -1;
-        return c_->delete_object(key + "/");
+        // Any key under it but its marker, at any depth (a delimited listing
+        // may show prefixes with nothing left under them: SeaweedFS's filer
+        // keeps the directories it made implicitly).
+        std::string marker_key = key + "/";
+        bool found = false;
+        auto cb = [&](const ListObjectsCBParameters& p) -> int {
+            if (p.key == marker_key) return 0;
+            return found = true, -1;
+        };
+        objstore::ListObjectsParameters p;
+        p.max_keys = 2;
+        std::string page;
+        if (c_->list_objects(marker_key, cb, p, &page) < 0 && !found) return -1;
+        if (found) return errno = ENOTEMPTY, -1;
+        return c_->delete_object(marker_key);
     }
 
     int symlink(const char* oldname, const char* newname) override {
@@ -348,7 +362,7 @@ public:
         int k = kind(key, &m);
         if (k < 0) return -1;
         if (k == 0) return errno = ENOENT, -1;
-        fill_stat(st, k == 2, k == 1 ? m.size : 0, k == 1 && m.has_mtime() ? m.mtime : 0);
+        fill_stat(st, key, k == 2, k == 1 ? m.size : 0, k == 1 && m.has_mtime() ? m.mtime : 0);
         return 0;
     }
     int lstat(const char* path, struct stat* st) override { return stat(path, st); }
