@@ -256,13 +256,18 @@ int ServerConnection::Impl::run(std::string_view pre, StreamImpl* upgraded) {
         delete upgraded;
         return -1;
     }
-    if (upgraded) {  // stream 1, half-closed (remote): its handler may answer now
-        last_stream = 1;
-        streams[1] = upgraded;
-        start_handler(upgraded);
-    }
+    if (upgraded) last_stream = 1;  // stream 1, half-closed (remote)
     int r;
     while ((r = read_preface()) < 0 && stop_requested()) {
+    }
+    // Stream 1's answer waits for the preface: a client may not have left
+    // HTTP/1.1 yet (curl 7.88 fails when more than 32 KiB of HTTP/2 follow
+    // the 101 in one read).
+    if (upgraded && r == 0) {
+        streams[1] = upgraded;
+        start_handler(upgraded);
+    } else {
+        delete upgraded;
     }
     while (r == 0) {
         r = next_frame();

@@ -213,6 +213,10 @@ TEST_F(Http2HttpServer, HTTP11StillServedOnTheSameListener) {
 TEST_F(Http2HttpServer, UpgradeToH2cForARequestWithoutBody) {
     EXPECT_EQ("2 200", curl("--http2 " + std::string(kVersion) + base_ + "/hello"));
     EXPECT_EQ("hello\n", curl("--http2 " + base_ + "/hello"));
+    // 128 KiB: the answer waits for the preface (curl 7.88 fails on more than
+    // 32 KiB of HTTP/2 in the read that brings the 101).
+    for (int i = 0; i < 20; i++)
+        ASSERT_EQ("2 200", curl("--http2 " + std::string(kVersion) + base_ + "/")) << i;
     // With a body the request is answered as HTTP/1.1 (no upgrade).
     EXPECT_EQ("abc", curl("--http2 --data-binary abc " + base_ + "/echo"));
 }
