@@ -33,12 +33,10 @@ peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb
     etcd-server etcd-client redis-server redis-tools)
 command -v go >/dev/null 2>&1 || peers+=(golang-go)
 # Go peers, pinned, built from the Go module proxy with `go install` into /usr/local/bin (root)
-# or ~/go/bin: h2spec (the HTTP/2 conformance suite).
-go_peers=(github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible)
-# Go peers whose module has replace directives, which `go install m@v` refuses: MODULE@VERSION:
-# PACKAGE:BINARY, built with `go build` inside the module the proxy serves (about 15 minutes of
-# two cores): SeaweedFS's weed, the S3 server of the object storage tests.
-go_module_peers=(github.com/seaweedfs/seaweedfs@v0.0.0-20261109003541-7506e5f91cd6:./weed:weed)
+# or ~/go/bin: h2spec (the HTTP/2 conformance suite) and versitygw (an S3 server over a
+# directory, Apache-2.0: the object storage tests' peer; about a minute to build).
+go_peers=(github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
+    github.com/versity/versitygw/cmd/versitygw@v1.8.0)
 packages+=("${peers[@]}")
 
 check_only=0 strict=0
@@ -47,7 +45,7 @@ for arg in "$@"; do
         --check) check_only=1 ;;
         --aarch64)
             packages=(g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
-            peers=() go_peers=() go_module_peers=()
+            peers=() go_peers=()
             strict=1
             ;;
         *) echo "usage: $0 [--check] [--aarch64]" >&2; exit 2 ;;
@@ -67,18 +65,6 @@ install_go_peers() {
             echo "install-deps: installed $name ($m) in $bin"
         else
             echo "install-deps: WARNING: go install $m failed; its tests will skip" >&2
-        fi
-    done
-    for spec in "${go_module_peers[@]}"; do
-        local mod="${spec%%:*}" rest="${spec#*:}"
-        local pkg="${rest%%:*}" name="${rest##*:}" dir
-        command -v "$name" >/dev/null 2>&1 || [ -x "$bin/$name" ] && continue
-        if dir=$(GOFLAGS=-mod=mod go mod download -json "$mod" </dev/null |
-                sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') && [ -n "$dir" ] &&
-            (cd "$dir" && GOFLAGS=-mod=mod go build -o "$bin/$name" "$pkg" </dev/null); then
-            echo "install-deps: built $name ($mod) in $bin"
-        else
-            echo "install-deps: WARNING: building $name from $mod failed; its tests will skip" >&2
         fi
     done
 }

@@ -1,5 +1,5 @@
-// bucketfs over the object storage client against SeaweedFS's S3 gateway
-// (test/net/oss_seaweed.h; skipped without `weed`): the IFileSystem calls
+// bucketfs over the object storage client against versitygw's S3 server
+// (test/net/oss_s3_server.h; skipped without `versitygw`): the IFileSystem calls
 // directly, then the bucket mounted through FUSE: a tree copied in with
 // `cp -r`, copied out again through bucketfs and through fs/cache's
 // full-file cache over it, each copy checked with sha256sum.
@@ -19,17 +19,17 @@
 #include <photon/fs/localfs.h>
 #include <photon/photon.h>
 
-#include "../net/oss_seaweed.h"
+#include "../net/oss_s3_server.h"
 #include "fuse_test_util.h"
 
 using namespace photon;
-using photon_test::seaweed_s3;
+using photon_test::s3_server;
 
 namespace {
 
-seaweed_s3* server() {
-    static std::unique_ptr<seaweed_s3> s;
-    if (!s) s.reset(new seaweed_s3);
+s3_server* server() {
+    static std::unique_ptr<s3_server> s;
+    if (!s) s.reset(new s3_server);
     return s.get();
 }
 
@@ -51,9 +51,9 @@ protected:
     void SetUp() override {
         ASSERT_EQ(0, photon::init(photon::INIT_EVENT_EPOLL, photon::INIT_IO_NONE));
         inited_ = true;
-        if (!photon_test::have_tool("weed"))
-            GTEST_SKIP() << "weed (SeaweedFS) not installed: tools/install-deps.sh builds it";
-        ASSERT_TRUE(server()->ok()) << "SeaweedFS did not start:\n" << server()->log();
+        if (!photon_test::have_tool("versitygw"))
+            GTEST_SKIP() << "versitygw not installed: tools/install-deps.sh builds it";
+        ASSERT_TRUE(server()->ok()) << "versitygw did not start:\n" << server()->log();
         FuseMount::SetUp();
     }
     void TearDown() override {
@@ -70,7 +70,8 @@ protected:
 TEST(BucketFsDirect, CallsMapToObjects) {
     ASSERT_EQ(0, photon::init(photon::INIT_EVENT_EPOLL, photon::INIT_IO_NONE));
     DEFER(photon::fini());
-    if (!photon_test::have_tool("weed")) GTEST_SKIP() << "weed (SeaweedFS) not installed";
+    if (!photon_test::have_tool("versitygw"))
+        GTEST_SKIP() << "versitygw not installed (tools/install-deps.sh)";
     ASSERT_TRUE(server()->ok()) << server()->log();
     std::unique_ptr<fs::IFileSystem> bfs(fs::new_bucket_fs(server()->new_client(), true, 5 << 20));
     ASSERT_TRUE(bfs);

@@ -1,8 +1,7 @@
-// A SeaweedFS S3 gateway for the object storage tests: `weed server` with a
-// master, a volume server, a filer and the S3 API on free 127.0.0.1 ports
-// (each port + 10000 free too: SeaweedFS puts its gRPC ports there), data in
-// a temporary directory, one identity (kAccessKey / kSecretKey). Tests skip
-// where `weed` is not installed (tools/install-deps.sh builds it).
+// An S3 server for the object storage tests: versitygw (Apache-2.0) serving a
+// temporary directory through its posix backend on a free 127.0.0.1 port,
+// with one identity (kAccessKey / kSecretKey) and the bucket "photon". Tests
+// skip where `versitygw` is not installed (tools/install-deps.sh builds it).
 #pragma once
 
 #include <netinet/in.h>
@@ -39,47 +38,35 @@ inline bool port_free(int port) {
     return r == 0;
 }
 
-// A port p in [20000, 45000) with p and p + 10000 free (not `avoid`).
-inline int pick_port(std::mt19937& rng, int avoid1 = 0, int avoid2 = 0, int avoid3 = 0) {
+// A free port in [20000, 45000), or 0.
+inline int pick_port(std::mt19937& rng) {
     for (int i = 0; i < 1000; i++) {
         int p = 20000 + (int)(rng() % 25000);
-        if (p == avoid1 || p == avoid2 || p == avoid3) continue;
-        if (port_free(p) && port_free(p + 10000)) return p;
+        if (port_free(p)) return p;
     }
     return 0;
 }
 
-class seaweed_s3 {
+class s3_server {
 public:
-    seaweed_s3() : tmp_("photon-seaweed") {
-        if (!have_tool("weed") || !tmp_.ok()) return;
+    s3_server() : tmp_("photon-s3") {
+        if (!have_tool("versitygw") || !tmp_.ok()) return;
         std::mt19937 rng(std::random_device{}());
-        int master = pick_port(rng), volume = pick_port(rng, master);
-        int filer = pick_port(rng, master, volume), s3 = pick_port(rng, master, volume, filer);
-        if (!master || !volume || !filer || !s3) return;
-        std::ofstream(tmp_ / "s3.json")
-            << "{\"identities\":[{\"name\":\"photon\",\"credentials\":[{\"accessKey\":\""
-            << kAccessKey << "\",\"secretKey\":\"" << kSecretKey
-            << "\"}],\"actions\":[\"Admin\",\"Read\",\"List\",\"Tagging\",\"Write\"]}]}\n";
+        int port = pick_port(rng);
+        if (!port) return;
         std::filesystem::create_directories(tmp_ / "data");
         proc_.reset(new child_process(
-            {"weed", "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=" + (tmp_ / "data"),
-             "-master.port=" + std::to_string(master), "-volume.port=" + std::to_string(volume),
-             "-master.volumeSizeLimitMB=1024", "-volume.max=64", "-filer",
-             "-filer.port=" + std::to_string(filer), "-s3", "-s3.port=" + std::to_string(s3),
-             "-s3.config=" + (tmp_ / "s3.json")},
-            "", tmp_ / "weed.log"));
-        if (!proc_->started()) return;
-        // The S3 port opens before the filer answers: retry the bucket
-        // creation until it succeeds (within about 60 s).
-        if (!wait_until_listening((uint16_t)s3, 60000)) return;
-        port_ = (uint16_t)s3;
-        for (int i = 0; i < 600 && !make_bucket("photon"); i++) photon::thread_usleep(100 * 1000);
+            {"versitygw", "--access", kAccessKey, "--secret", kSecretKey, "--port",
+             "127.0.0.1:" + std::to_string(port), "posix", tmp_ / "data"},
+            "", tmp_ / "versitygw.log"));
+        if (!proc_->started() || !wait_until_listening((uint16_t)port, 30000)) return;
+        port_ = (uint16_t)port;
+        for (int i = 0; i < 100 && !make_bucket("photon"); i++) photon::thread_usleep(100 * 1000);
     }
     bool ok() const { return ready_; }
     uint16_t port() const { return port_; }
     std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
-    std::string log() const { return slurp(tmp_ / "weed.log"); }
+    std::string log() const { return slurp(tmp_ / "versitygw.log"); }
     const char* bucket() const { return "photon"; }
 
     photon::objstore::ClientOptions options() const {

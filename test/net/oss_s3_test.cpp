@@ -1,10 +1,9 @@
-// The object storage client against a real S3 server: SeaweedFS's S3
-// gateway started on 127.0.0.1 (test/net/oss_seaweed.h; skipped without
-// `weed`). Every call of the API: put, head, get (whole, ranged, past the
-// end, streamed), batch get, copy (with and without overwrite), rename,
-// multipart (1 GiB in 16 MiB parts from 4 coroutines, sha256 checked; 64 MiB
-// under sanitizers), part copy, abort, listings of 10,000 keys (pages,
-// markers, v1, delimiter, start-after), batched delete, wrong credentials.
+// The object storage client against a real S3 server: versitygw started on
+// 127.0.0.1 (test/net/oss_s3_server.h; skipped without `versitygw`). Every call of the API: put,
+// head, get (whole, ranged, past the end, streamed), batch get, copy (with and without overwrite),
+// rename, multipart (1 GiB in 16 MiB parts from 4 coroutines, sha256 checked; 64 MiB under
+// sanitizers), part copy, abort, listings of 10,000 keys (pages, markers, v1, delimiter,
+// start-after), batched delete, wrong credentials.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,10 +19,10 @@
 #include <photon/thread/thread11.h>
 
 #include "../../net/oss/sign.h"
-#include "oss_seaweed.h"
+#include "oss_s3_server.h"
 
 using namespace photon::objstore;
-using photon_test::seaweed_s3;
+using photon_test::s3_server;
 
 namespace {
 
@@ -39,9 +38,9 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-seaweed_s3* server() {
-    static std::unique_ptr<seaweed_s3> s;
-    if (!s) s.reset(new seaweed_s3);
+s3_server* server() {
+    static std::unique_ptr<s3_server> s;
+    if (!s) s.reset(new s3_server);
     return s.get();
 }
 
@@ -50,10 +49,10 @@ protected:
     std::unique_ptr<Client> c_;
     void SetUp() override {
         ASSERT_EQ(0, photon::init(photon::INIT_EVENT_EPOLL, photon::INIT_IO_NONE));
-        if (!photon_test::have_tool("weed"))
-            GTEST_SKIP() << "weed (SeaweedFS) not installed: tools/install-deps.sh builds it";
+        if (!photon_test::have_tool("versitygw"))
+            GTEST_SKIP() << "versitygw not installed: tools/install-deps.sh builds it";
         auto s = server();
-        ASSERT_TRUE(s->ok()) << "SeaweedFS did not start:\n" << s->log();
+        ASSERT_TRUE(s->ok()) << "versitygw did not start:\n" << s->log();
         c_.reset(s->new_client());
         ASSERT_TRUE(c_);
     }
