@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include <photon/common/alog.h>
 #include <photon/ecosystem/redis.h>
@@ -138,17 +139,43 @@ void append_command(std::string* w, const std::string_view* args, size_t n) {
 }
 
 struct waiter {
-    reply* out;
+    reply r;  // the reply, handed over by swapping (its memory stays with the pool)
     int err = 0;
     bool done = false;
     bool abandoned = false;  // the caller timed out; the reply is dropped
     uint64_t deadline = 0;   // photon::now when the watchdog fails the call
     photon::semaphore sem;
     int refs = 2;  // the caller's and the queue's
-    void unref() {
-        if (--refs == 0) delete this;
+    void unref();
+    static waiter* get();
+};
+
+// Spare waiters of this vCPU (OS thread): a call reuses a warm one and its reply's memory. The
+// reader writes a reply into the waiter rather than into the caller's (cold) stack.
+struct waiter_pool {
+    std::vector<waiter*> spare;
+    ~waiter_pool() {
+        for (auto w : spare) delete w;
     }
 };
+thread_local waiter_pool t_waiters;
+
+waiter* waiter::get() {
+    auto& spare = t_waiters.spare;
+    if (spare.empty()) return new waiter;
+    waiter* w = spare.back();
+    spare.pop_back();
+    w->err = 0, w->done = w->abandoned = false, w->refs = 2;
+    return w;
+}
+
+void waiter::unref() {
+    if (--refs) return;
+    if (sem.count() || t_waiters.spare.size() >= 4096)
+        delete this;
+    else
+        t_waiters.spare.push_back(this);
+}
 
 class pipelined_client_impl : public pipelined_client {
 public:
@@ -171,8 +198,7 @@ public:
             return -1;
         }
         if (!sock_ && connect_once() < 0) return -1;
-        auto w = new waiter;
-        w->out = out;
+        auto w = waiter::get();
         append_command(&wbuf_, args, n);
         queue_.push_back(w);
         // Timeouts: one watchdog per client rather than a timed sleep per call (a timed sleep
@@ -195,6 +221,7 @@ public:
             return -1;
         }
         int err = w->err;
+        if (!err) std::swap(*out, w->r);
         w->unref();
         if (err) {
             errno = err;
@@ -351,7 +378,7 @@ private:
             waiter* w = queue_.front();
             queue_.pop_front();
             if (!w->abandoned) {
-                std::swap(*w->out, r);
+                std::swap(w->r, r);
                 w->done = true;
                 w->sem.signal(1);
             }
