@@ -343,7 +343,7 @@ private:
             if (rcap_ - rlen_ < 32 * 1024) {
                 size_t cap = std::max(rcap_ * 2, rlen_ + 64 * 1024);
                 std::unique_ptr<char[]> b(new char[cap]);
-                memcpy(b.get(), rbuf_.get(), rlen_);
+                if (rlen_) memcpy(b.get(), rbuf_.get(), rlen_);
                 rbuf_ = std::move(b);
                 rcap_ = cap;
             }
