@@ -125,8 +125,10 @@ private:
             if (tls) {
                 auto& pki = photon_test::test_pki::get();
                 ctx.reset(new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-                if (!ctx || ctx->set_alpn_protos({"h2", "http/1.1"}) < 0) failed_ = true;
-                base = new_tls_server(ctx.get(), base, true);
+                if (!ctx || ctx->set_alpn_protos({"h2", "http/1.1"}) < 0)
+                    failed_ = true;
+                else
+                    base = new_tls_server(ctx.get(), base, true);
             }
             std::unique_ptr<ISocketServer> tcp(base);
             std::unique_ptr<photon::fs::IFileSystem> fs(
@@ -433,6 +435,13 @@ TEST_F(Http2HttpServerLimits, StopEndsAnIdleConnection) {
     EXPECT_FALSE(conn_->usable());  // the GOAWAY came
 }
 
+// Why a TLS test cannot run here, or "".
+std::string tls_why_not() {
+    std::unique_ptr<TLSContext> probe(new_tls_context());
+    if (!probe) return "built without TLS (OpenSSL)";
+    return have_tool("openssl") ? "" : "the openssl CLI makes the test certificates";
+}
+
 std::string h2spec_path() {
     if (have_tool("h2spec")) return "h2spec";
     const char* home = getenv("HOME");
@@ -465,8 +474,8 @@ TEST(Http2HttpServerConformance, H2specPassesEveryCaseOverH2c) {
 
 TEST(Http2HttpServerConformance, H2specPassesEveryCaseOverTLS) {
     if (h2spec_path().empty()) GTEST_SKIP() << "h2spec not installed (tools/install-deps.sh)";
-    if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-    ASSERT_TRUE(photon_test::test_pki::get().ok());
+    if (!tls_why_not().empty()) GTEST_SKIP() << tls_why_not();
+    ASSERT_TRUE(photon_test::test_pki::get().ok()) << "certificate generation failed";
     photon_test::temp_dir dir;
     Server server(dir.path(), true);
     ASSERT_FALSE(server.failed());
@@ -476,8 +485,8 @@ TEST(Http2HttpServerConformance, H2specPassesEveryCaseOverTLS) {
 // ALPN picks h2 over TLS, http/1.1 for a client that offers only that.
 TEST(Http2HttpServerTLS, AlpnChoosesTheProtocol) {
     if (!curl_why_not().empty()) GTEST_SKIP() << curl_why_not();
-    if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-    ASSERT_TRUE(photon_test::test_pki::get().ok());
+    if (!tls_why_not().empty()) GTEST_SKIP() << tls_why_not();
+    ASSERT_TRUE(photon_test::test_pki::get().ok()) << "certificate generation failed";
     photon_test::temp_dir dir;
     Server server(dir.path(), true);
     ASSERT_FALSE(server.failed());
