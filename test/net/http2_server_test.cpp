@@ -37,25 +37,16 @@ using namespace photon::net::http2;
 using photon_test::h2_pattern;
 using photon_test::H2Server;
 
-// The command's exit status and stdout.
-int run(const std::string& cmd, std::string* out) {
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using photon_test::run_command;
 
 bool have(const char* tool) {
     std::string out;
-    return run(std::string("command -v ") + tool + " 2>/dev/null", &out) == 0;
+    return run_command(std::string("command -v ") + tool + " 2>/dev/null", &out) == 0;
 }
 
 std::string curl_h2() {
     std::string out;
-    run("curl -V 2>/dev/null", &out);
+    run_command("curl -V 2>/dev/null", &out);
     return out.find("HTTP2") != std::string::npos ? "" : "curl without HTTP/2";
 }
 
@@ -69,7 +60,7 @@ protected:
     }
     std::string curl(const std::string& args, int* status = nullptr) {
         std::string out;
-        int st = run("curl -s --http2-prior-knowledge --max-time 20 " + args, &out);
+        int st = run_command("curl -s --http2-prior-knowledge --max-time 20 " + args, &out);
         if (status)
             *status = st;
         else
@@ -105,7 +96,8 @@ TEST_F(Http2Server, EightMiBBodiesGoBothWaysThroughTheWindows) {
 TEST_F(Http2Server, SixtyFourStreamsAtOnceOnOneConnection) {
     if (!have("h2load")) GTEST_SKIP() << "h2load not installed (Debian nghttp2-client)";
     std::string out;
-    ASSERT_EQ(0, run("h2load -n 640 -c 1 -m 64 " + base_ + "/big/100000 2>&1", &out)) << out;
+    ASSERT_EQ(0, run_command("h2load -n 640 -c 1 -m 64 " + base_ + "/big/100000 2>&1", &out))
+        << out;
     EXPECT_NE(std::string::npos, out.find("640 succeeded, 0 failed, 0 errored, 0 timeout")) << out;
     EXPECT_NE(std::string::npos, out.find("status codes: 640 2xx")) << out;
     // Each response carries its 100,000 body bytes (the "data" part of the traffic line).
@@ -353,9 +345,10 @@ TEST(Http2Budget, TheConnectionWindowIsGrantedOnlyWithRoomInTheBudget) {
     std::string body = h2_pattern(4 << 20);
     std::ofstream(in, std::ios::binary) << body;
     std::string out;
-    ASSERT_EQ(0, run("curl -s --http2-prior-knowledge --max-time 20 --data-binary @" + in + " -o " +
-                         got + " http://127.0.0.1:" + std::to_string(tight.port()) + "/echo",
-                     &out));
+    ASSERT_EQ(0, run_command("curl -s --http2-prior-knowledge --max-time 20 --data-binary @" + in +
+                                 " -o " + got +
+                                 " http://127.0.0.1:" + std::to_string(tight.port()) + "/echo",
+                             &out));
     std::ifstream f(got, std::ios::binary);
     std::string back((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     EXPECT_TRUE(body == back);
@@ -437,7 +430,8 @@ TEST(Http2Conformance, H2specPassesEveryCase) {
     H2Server server;
     ASSERT_FALSE(server.failed());
     std::string out;
-    int st = run(h2spec + " -h 127.0.0.1 -p " + std::to_string(server.port()) + " -o 3 2>&1", &out);
+    int st = run_command(
+        h2spec + " -h 127.0.0.1 -p " + std::to_string(server.port()) + " -o 3 2>&1", &out);
     auto tail = out.size() > 3000 ? out.substr(out.size() - 3000) : out;
     EXPECT_EQ(0, st) << tail;
     EXPECT_NE(std::string::npos, out.find(" 0 failed")) << tail;
