@@ -25,13 +25,13 @@ import argparse
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import Server, cpu_seconds, free_port  # noqa: E402
 
 NGINX_CONF = """
 daemon off;
@@ -89,28 +89,10 @@ hosts:
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def wait_port(port, timeout=10.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
 
 
 def h2load(url, args, requests):
@@ -140,28 +122,6 @@ def tls_session(port):
         f", ALPN {alpn.group(1) if alpn else 'none'}"
 
 
-class Server:
-    def __init__(self, name, cmd, port, tls_port):
-        self.name, self.cmd, self.port, self.tls_port = name, cmd, port, tls_port
-
-    def __enter__(self):
-        # Output to a file: a pipe nobody reads would stop a server that logs.
-        self.log = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
-        for p in (self.port, self.tls_port):
-            if not wait_port(p):
-                self.proc.kill()
-                self.log.seek(0)
-                raise RuntimeError(f"{self.name} did not listen on {p}: {self.log.read()}")
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def main():

@@ -20,13 +20,13 @@ import argparse
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import Server, cpu_seconds, free_port  # noqa: E402
 
 NGINX_CONF = """
 daemon off;
@@ -58,28 +58,10 @@ http {{
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def wait_port(port, timeout=10.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
 
 
 def wrk(url, args):
@@ -102,27 +84,6 @@ def tls_session(port):
     return f"{m.group(1)} {m.group(2)}" if m else "unknown (no TLS session)"
 
 
-class Server:
-    def __init__(self, name, cmd, port, tls_port=None):
-        self.name, self.cmd, self.port, self.tls_port = name, cmd, port, tls_port
-
-    def __enter__(self):
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
-        for p in (self.port, self.tls_port):
-            if p and not wait_port(p):
-                self.proc.kill()
-                raise RuntimeError(f"{self.name} did not listen on {p}: "
-                                   f"{self.proc.stderr.read()}")
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def main():

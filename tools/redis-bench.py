@@ -31,22 +31,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import cpu_seconds, free_port, wait_port  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-HZ = os.sysconf("SC_CLK_TCK")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def cpu_seconds(pid):
-    """utime + stime of pid, every thread, in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / HZ
 
 
 def commands_processed(port):
@@ -64,15 +57,6 @@ def commands_processed(port):
     raise RuntimeError("no total_commands_processed in INFO")
 
 
-def wait_port(port, proc, timeout=10.0):
-    end = time.time() + timeout
-    while time.time() < end and proc.poll() is None:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def stop(proc):
