@@ -578,17 +578,10 @@ bool Connection::on_data(const Frame& f) {
     return true;
 }
 
-bool Connection::on_settings(const Frame& f) {
-    if (f.h.flags & flags::ACK) {
-        settings_acked = true;
-        return true;
-    }
-    if (got_settings && over_limit(&controls, opt.max_control_per_second))
-        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a SETTINGS flood"), false;
-    FrameError err;
+bool Connection::apply_settings(std::string_view payload, FrameError* err) {
     bool ok = true;
     bool parsed = parse_settings(
-        f.data,
+        payload,
         [&](uint16_t id, uint32_t v) {
             switch ((SettingId)id) {
                 case SettingId::HEADER_TABLE_SIZE:
@@ -613,9 +606,21 @@ bool Connection::on_settings(const Frame& f) {
                     break;
             }
         },
-        &err);
-    if (!parsed) return goaway(err.code, err.why), false;
-    if (!ok) return goaway(ErrorCode::FLOW_CONTROL_ERROR, "a window past 2^31-1"), false;
+        err);
+    if (!parsed) return false;
+    if (!ok) *err = {ErrorCode::FLOW_CONTROL_ERROR, true, "a window past 2^31-1"};
+    return ok;
+}
+
+bool Connection::on_settings(const Frame& f) {
+    if (f.h.flags & flags::ACK) {
+        settings_acked = true;
+        return true;
+    }
+    if (got_settings && over_limit(&controls, opt.max_control_per_second))
+        return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a SETTINGS flood"), false;
+    FrameError err;
+    if (!apply_settings(f.data, &err)) return goaway(err.code, err.why), false;
     got_settings = true;
     std::string out;
     write_settings_ack(&out);

@@ -176,6 +176,10 @@ protected:
     virtual bool winding_down() const { return stopping || peer_goaway; }
 
     bool on_block(uint32_t id, uint8_t flags, std::string_view block);
+    // Applies a SETTINGS payload (the peer's frame, or an upgrade's
+    // HTTP2-Settings): false with *err for a bad value or a stream window
+    // pushed past 2^31-1.
+    bool apply_settings(std::string_view payload, FrameError* err);
 
 private:
     friend struct StreamCore;

@@ -214,29 +214,8 @@ bool ServerConnection::Impl::stop_requested() {
 // RFC 7540 3.2.1: the HTTP2-Settings payload counts as the client's first
 // SETTINGS, acknowledged by the 101.
 bool ServerConnection::Impl::apply_upgrade_settings(std::string_view payload) {
-    if (payload.size() % 6) return false;
     FrameError err;
-    return parse_settings(
-        payload,
-        [&](uint16_t id, uint32_t v) {
-            switch ((SettingId)id) {
-                case SettingId::HEADER_TABLE_SIZE:
-                    enc.set_peer_max_table_size(v);
-                    break;
-                case SettingId::INITIAL_WINDOW_SIZE:
-                    peer_initial_window = v;
-                    break;
-                case SettingId::MAX_FRAME_SIZE:
-                    peer_max_frame = v;
-                    break;
-                case SettingId::MAX_CONCURRENT_STREAMS:
-                    peer_max_streams = v;
-                    break;
-                default:
-                    break;
-            }
-        },
-        &err);
+    return payload.size() % 6 == 0 && apply_settings(payload, &err);
 }
 
 int ServerConnection::Impl::read_preface() {
