@@ -215,14 +215,19 @@ int TLSContextImpl::set_ca_file(const char* ca_file, const char* ca_path) {
     return 0;
 }
 
-int TLSContextImpl::set_alpn_protos(const std::vector<estring_view>& protos) {
-    std::string wire;
+int alpn_wire(const std::vector<estring_view>& protos, std::string* wire) {
     for (auto p : protos) {
         if (p.empty() || p.size() > 255)
             LOG_ERROR_RETURN(EINVAL, -1, "ALPN protocol names are 1..255 bytes");
-        wire.push_back((char)p.size());
-        wire.append(p);
+        wire->push_back((char)p.size());
+        wire->append(p);
     }
+    return 0;
+}
+
+int TLSContextImpl::set_alpn_protos(const std::vector<estring_view>& protos) {
+    std::string wire;
+    if (alpn_wire(protos, &wire) < 0) return -1;
     // SSL_CTX_set_alpn_protos returns 0 on success.
     if (SSL_CTX_set_alpn_protos(ctx_, (const unsigned char*)wire.data(), wire.size()) != 0)
         LOG_ERROR_RETURN(ENOMEM, -1, "SSL_CTX_set_alpn_protos failed");

@@ -18,6 +18,9 @@ namespace net {
 void log_openssl_error(const char* what);
 // OpenSSL's queued errors, "; "-separated ("" if none); drains the queue.
 std::string openssl_errors();
+// ALPN protocol names as the wire (and SSL_set_alpn_protos) wants them:
+// each prefixed with its length. 0, or -1 EINVAL (a name empty or over 255).
+int alpn_wire(const std::vector<estring_view>& protos, std::string* wire);
 
 class TLSContextImpl : public TLSContext {
 public:

@@ -158,12 +158,7 @@ int TLSSocketStream::set_hostname(const char* host) {
 int TLSSocketStream::set_alpn_protos(const std::vector<estring_view>& protos) {
     if (handshaken_) LOG_ERROR_RETURN(EISCONN, -1, "ALPN protocols set after the handshake");
     std::string wire;
-    for (auto p : protos) {
-        if (p.empty() || p.size() > 255)
-            LOG_ERROR_RETURN(EINVAL, -1, "ALPN protocol names are 1..255 bytes");
-        wire.push_back((char)p.size());
-        wire.append(p);
-    }
+    if (alpn_wire(protos, &wire) < 0) return -1;
     // SSL_set_alpn_protos returns 0 on success.
     if (SSL_set_alpn_protos(ssl_, (const unsigned char*)wire.data(), wire.size()) != 0)
         LOG_ERROR_RETURN(ENOMEM, -1, "SSL_set_alpn_protos failed");
