@@ -30,6 +30,7 @@
 #include "../../net/http2/hpack.h"
 #include "../../net/http2/client_connection.h"
 #include "../../net/http2/server_connection.h"
+#include "socket_stub.h"
 
 using namespace photon;
 using namespace photon::net::http2;
@@ -42,12 +43,11 @@ void check(bool ok) {
 
 // A socket whose reads hand out the input in pieces and whose writes are
 // kept; each call yields first, as a socket's wait would.
-class FuzzSock : public net::ISocketStream {
+class FuzzSock : public photon_test::SocketStub {
 public:
     FuzzSock(std::string in, size_t piece) : in_(std::move(in)), piece_(piece) {}
     std::string out;
 
-    int close() override { return 0; }
     ssize_t recv(void* b, size_t n, int = 0) override {
         thread_yield();
         n = std::min({n, in_.size() - pos_, piece_});
@@ -84,18 +84,6 @@ public:
         }
         return t;
     }
-    ssize_t send(const void* b, size_t n, int = 0) override { return write(b, n); }
-    ssize_t send(const iovec* v, int n, int = 0) override { return writev(v, n); }
-    ssize_t sendfile(int, off_t, size_t) override { return errno = ENOSYS, -1; }
-    Object* get_underlay_object(uint64_t) override { return nullptr; }
-    int setsockopt(int, int, const void*, socklen_t) override { return 0; }
-    int getsockopt(int, int, void*, socklen_t*) override { return errno = ENOSYS, -1; }
-    int getsockname(net::EndPoint&) override { return errno = ENOSYS, -1; }
-    int getpeername(net::EndPoint&) override { return errno = ENOSYS, -1; }
-    int getsockname(char*, size_t) override { return errno = ENOSYS, -1; }
-    int getpeername(char*, size_t) override { return errno = ENOSYS, -1; }
-    void timeout(uint64_t) override {}
-    uint64_t timeout() const override { return UINT64_MAX; }
 
 private:
     std::string in_;

@@ -13,6 +13,7 @@
 #include <photon/rpc/rpc.h>
 
 #include "../rpc/rpc_messages.h"
+#include "socket_stub.h"
 
 using namespace photon;
 using namespace rpc_test;
@@ -20,10 +21,9 @@ using namespace rpc_test;
 namespace {
 
 // A socket whose reads hand out the input in pieces and whose writes vanish.
-class FuzzSock : public net::ISocketStream {
+class FuzzSock : public photon_test::SocketStub {
 public:
     FuzzSock(const uint8_t* p, size_t n, size_t piece) : m_p(p), m_n(n), m_piece(piece) {}
-    int close() override { return 0; }
     ssize_t recv(void* b, size_t n, int = 0) override {
         n = std::min({n, m_n, m_piece});
         memcpy(b, m_p, n);
@@ -58,18 +58,6 @@ public:
         for (int i = 0; i < n; ++i) t += v[i].iov_len;
         return t;
     }
-    ssize_t send(const void* b, size_t n, int = 0) override { return write(b, n); }
-    ssize_t send(const iovec* v, int n, int = 0) override { return writev(v, n); }
-    ssize_t sendfile(int, off_t, size_t) override { return errno = ENOSYS, -1; }
-    Object* get_underlay_object(uint64_t) override { return nullptr; }
-    int setsockopt(int, int, const void*, socklen_t) override { return 0; }
-    int getsockopt(int, int, void*, socklen_t*) override { return errno = ENOSYS, -1; }
-    int getsockname(net::EndPoint&) override { return errno = ENOSYS, -1; }
-    int getpeername(net::EndPoint&) override { return errno = ENOSYS, -1; }
-    int getsockname(char*, size_t) override { return errno = ENOSYS, -1; }
-    int getpeername(char*, size_t) override { return errno = ENOSYS, -1; }
-    void timeout(uint64_t) override {}
-    uint64_t timeout() const override { return UINT64_MAX; }
 
 private:
     const uint8_t* m_p;
@@ -84,7 +72,8 @@ struct Service {
     int do_rpc_service(All* req, All* resp, IOVector*, IStream*) {
         // Touch every decoded field so that a bad pointer shows.
         volatile size_t sum = req->s.size() + req->b.size() + req->a.size();
-        for (auto& v : req->iov) sum = sum + ((const char*)v.iov_base)[v.iov_len ? v.iov_len - 1 : 0] * 0;
+        for (auto& v : req->iov)
+            sum = sum + ((const char*)v.iov_base)[v.iov_len ? v.iov_len - 1 : 0] * 0;
         for (auto& x : req->inners) sum = sum + x.name.size() + x.nums.size();
         (void)sum;
         *resp = *req;
