@@ -33,7 +33,10 @@ namespace {
 
 using namespace photon::net;
 using namespace photon::net::http;
+using photon_test::curl_http2_missing;
+using photon_test::expect_h2spec_passes;
 using photon_test::h2_pattern;
+using photon_test::h2spec_path;
 using photon_test::have_tool;
 using photon_test::run_command;
 
@@ -157,16 +160,10 @@ private:
     std::atomic<int> stop_result_{1};
 };
 
-std::string curl_why_not() {
-    std::string out;
-    run_command("curl -V 2>/dev/null", &out);
-    return out.find("HTTP2") != std::string::npos ? "" : "curl without HTTP/2 (or no curl)";
-}
-
 class Http2HttpServer : public ::testing::Test {
 protected:
     void SetUp() override {
-        auto why = curl_why_not();
+        auto why = curl_http2_missing();
         if (!why.empty()) GTEST_SKIP() << why;
         ASSERT_TRUE(dir_.ok());
         server_.reset(new Server(dir_.path()));
@@ -442,23 +439,6 @@ std::string tls_why_not() {
     return have_tool("openssl") ? "" : "the openssl CLI makes the test certificates";
 }
 
-std::string h2spec_path() {
-    if (have_tool("h2spec")) return "h2spec";
-    const char* home = getenv("HOME");
-    std::string p = home ? std::string(home) + "/go/bin/h2spec" : "";
-    return !p.empty() && access(p.c_str(), X_OK) == 0 ? p : "";
-}
-
-void expect_h2spec_passes(uint16_t port, const std::string& flags) {
-    std::string out;
-    int st = run_command(
-        h2spec_path() + " -h 127.0.0.1 -p " + std::to_string(port) + " -o 3 " + flags + " 2>&1",
-        &out);
-    auto tail = out.size() > 3000 ? out.substr(out.size() - 3000) : out;
-    EXPECT_EQ(0, st) << tail;
-    EXPECT_NE(std::string::npos, out.find(" 0 failed")) << tail;
-}
-
 // On a listener that serves HTTP/1.1 too, h2spec's "invalid connection
 // preface" gets an HTTP/1.1 400 (as it should), which h2spec counts as a
 // failure: h2c is checked on an HTTP/2-only listener.
@@ -484,7 +464,7 @@ TEST(Http2HttpServerConformance, H2specPassesEveryCaseOverTLS) {
 
 // ALPN picks h2 over TLS, http/1.1 for a client that offers only that.
 TEST(Http2HttpServerTLS, AlpnChoosesTheProtocol) {
-    if (!curl_why_not().empty()) GTEST_SKIP() << curl_why_not();
+    if (!curl_http2_missing().empty()) GTEST_SKIP() << curl_http2_missing();
     if (!tls_why_not().empty()) GTEST_SKIP() << tls_why_not();
     ASSERT_TRUE(photon_test::test_pki::get().ok()) << "certificate generation failed";
     photon_test::temp_dir dir;

@@ -37,6 +37,7 @@ using namespace photon::net::http2;
 using photon_test::h2_pattern;
 using photon_test::H2Server;
 
+using photon_test::curl_http2_missing;
 using photon_test::run_command;
 
 bool have(const char* tool) {
@@ -44,16 +45,10 @@ bool have(const char* tool) {
     return run_command(std::string("command -v ") + tool + " 2>/dev/null", &out) == 0;
 }
 
-std::string curl_h2() {
-    std::string out;
-    run_command("curl -V 2>/dev/null", &out);
-    return out.find("HTTP2") != std::string::npos ? "" : "curl without HTTP/2";
-}
-
 class Http2Server : public ::testing::Test {
 protected:
     void SetUp() override {
-        auto why = curl_h2();
+        auto why = curl_http2_missing();
         if (!why.empty()) GTEST_SKIP() << why;
         ASSERT_FALSE(server_.failed());
         base_ = "http://127.0.0.1:" + std::to_string(server_.port());
@@ -339,7 +334,7 @@ TEST(Http2Budget, TheConnectionWindowIsGrantedOnlyWithRoomInTheBudget) {
     H2Server tight(opt);
     EXPECT_FALSE(connection_window_granted(tight.port()));
     EXPECT_EQ(0u, small.used());
-    if (!curl_h2().empty()) return;
+    if (!curl_http2_missing().empty()) return;
     photon_test::temp_dir dir;
     std::string in = dir.path() + "/in", got = dir.path() + "/got";
     std::string body = h2_pattern(4 << 20);
@@ -422,19 +417,11 @@ TEST(Http2Writes, DataStaysWithinATinyStreamWindow) {
 // h2spec (tools/install-deps.sh installs it): every case of RFC 9113 and
 // 7541 it has must pass.
 TEST(Http2Conformance, H2specPassesEveryCase) {
-    std::string h2spec = have("h2spec") ? "h2spec" : "";
-    const char* home = getenv("HOME");
-    if (h2spec.empty() && home && access((std::string(home) + "/go/bin/h2spec").c_str(), X_OK) == 0)
-        h2spec = std::string(home) + "/go/bin/h2spec";
-    if (h2spec.empty()) GTEST_SKIP() << "h2spec not installed (tools/install-deps.sh installs it)";
+    if (photon_test::h2spec_path().empty())
+        GTEST_SKIP() << "h2spec not installed (tools/install-deps.sh installs it)";
     H2Server server;
     ASSERT_FALSE(server.failed());
-    std::string out;
-    int st = run_command(
-        h2spec + " -h 127.0.0.1 -p " + std::to_string(server.port()) + " -o 3 2>&1", &out);
-    auto tail = out.size() > 3000 ? out.substr(out.size() - 3000) : out;
-    EXPECT_EQ(0, st) << tail;
-    EXPECT_NE(std::string::npos, out.find(" 0 failed")) << tail;
+    photon_test::expect_h2spec_passes(server.port());
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 #include <photon/thread/thread.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdio>
@@ -34,6 +37,34 @@ inline int run_command(const std::string& cmd, std::string* out) {
     while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Why curl cannot take part in an HTTP/2 test here ("" if it can).
+inline std::string curl_http2_missing() {
+    std::string out;
+    run_command("curl -V 2>/dev/null", &out);
+    return out.find("HTTP2") != std::string::npos ? "" : "curl without HTTP/2 (or no curl)";
+}
+
+// The h2spec to run (on PATH, or in ~/go/bin), "" if none is installed.
+inline std::string h2spec_path() {
+    std::string out;
+    if (run_command("command -v h2spec 2>/dev/null", &out) == 0) return "h2spec";
+    const char* home = getenv("HOME");
+    std::string p = home ? std::string(home) + "/go/bin/h2spec" : "";
+    return !p.empty() && access(p.c_str(), X_OK) == 0 ? p : "";
+}
+
+// Runs h2spec against 127.0.0.1:port (with `flags`, e.g. "-t -k" for TLS):
+// every case of RFC 9113 and 7541 it has must pass.
+inline void expect_h2spec_passes(uint16_t port, const std::string& flags = "") {
+    std::string out;
+    int st = run_command(
+        h2spec_path() + " -h 127.0.0.1 -p " + std::to_string(port) + " -o 3 " + flags + " 2>&1",
+        &out);
+    auto tail = out.size() > 3000 ? out.substr(out.size() - 3000) : out;
+    EXPECT_EQ(0, st) << tail;
+    EXPECT_NE(std::string::npos, out.find(" 0 failed")) << tail;
 }
 
 inline std::string h2_pattern(size_t n) {
