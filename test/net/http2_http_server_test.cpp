@@ -415,12 +415,18 @@ TEST_F(Http2HttpServerLimits, TheStreamLimitIsAnnouncedAndHeldTo) {
 
 // A connection's handler coroutines are reused from one stream to the next,
 // and leave once it has been quiet for 2 s (the next stream gets a new one).
+// A loaded machine may run the server's timer late: a request that finds the
+// coroutine still parked takes it, and the quiet period starts again.
 TEST_F(Http2HttpServerLimits, HandlerCoroutinesAreReusedAndRetiredWhenQuiet) {
     EXPECT_EQ("1", get("/served"));
     EXPECT_EQ("2", get("/served"));
     EXPECT_EQ("3", get("/served"));
-    photon::thread_usleep(2'500'000);
-    EXPECT_EQ("1", get("/served"));
+    std::string after;
+    for (int i = 0; i < 4 && after != "1"; i++) {
+        photon::thread_usleep(2'500'000);
+        after = get("/served");
+    }
+    EXPECT_EQ("1", after);
 }
 
 // stop() with an idle HTTP/2 connection open: GOAWAY, and the connection
