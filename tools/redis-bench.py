@@ -5,11 +5,15 @@ redis-benchmark, against the same redis-server, in one run.
 Usage: tools/redis-bench.py [--build build] [--rounds 3] [--duration 5] [--warmup 1]
                             [--server-cpu 0] [--client-cpu 1] [--conns 50] [--pipeline 16]
                             [--payload 64] [--keyspace 100000] [--engine epoll] [--ops set,get]
+                            [--modes calls,batch]
 
 One redis-server (Debian's, --save '' --appendonly no, a temp dir, a free port) pinned to
 --server-cpu; each load generator in turn pinned to --client-cpu, with the same connection
 count, pipeline depth (redis-benchmark -P; redis-perf: that many calls in flight per
 connection), value size and keys (key:%012d below --keyspace, redis-benchmark -r).
+redis-perf runs in two modes: calls (one command() per coroutine, --pipeline coroutines per
+connection: the client's group commit batches them) and batch (one coroutine per connection
+sending --pipeline commands per commands() call, as redis-benchmark -P sends them).
 The keys are filled once (redis-perf -op=fill) so that every GET hits.
 Both are measured by this script the same way: after --warmup s it samples the client's and
 the server's utime + stime (/proc/PID/stat, all threads) and the server's
@@ -115,6 +119,7 @@ def main():
     ap.add_argument("--keyspace", type=int, default=100000)
     ap.add_argument("--engine", default="epoll")
     ap.add_argument("--ops", default="set,get")
+    ap.add_argument("--modes", default="calls,batch")
     args = ap.parse_args()
     perf = os.path.join(os.path.abspath(args.build), "examples/perf/redis-perf")
     if not os.access(perf, os.X_OK):
@@ -123,6 +128,8 @@ def main():
         if not shutil.which(tool):
             sys.exit(f"redis-bench: {tool} not found (Debian: redis-server, redis-tools)")
     ops = [o for o in args.ops.split(",") if o in ("get", "set")]
+    modes = [m for m in args.modes.split(",") if m in ("calls", "batch")]
+    names = [f"photon {m}" for m in modes] + ["redis-benchmark"]
 
     port = free_port()
     tmp = tempfile.TemporaryDirectory(prefix="redis-bench-")
@@ -145,7 +152,9 @@ def main():
                 theirs = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c",
                           str(args.conns), "-P", str(args.pipeline), "-d", str(args.payload),
                           "-r", str(args.keyspace), "-n", "2000000000", "-t", op, "-q"]
-                for name, cmd, ends in (("photon", ours, True), ("redis-benchmark", theirs, False)):
+                runs = [(f"photon {m}", ours + [f"-batch={args.pipeline if m == 'batch' else 0}"],
+                         True) for m in modes] + [("redis-benchmark", theirs, False)]
+                for name, cmd, ends in runs:
                     r = measure(cmd, server, port, args, ends)
                     results.setdefault((op, name), []).append(r)
                     print(f"round {rnd + 1} {op} {name}: rps={r['rps']:.0f} "
@@ -166,15 +175,16 @@ def main():
           "| server CPU us/req | photon/redis-benchmark per client core |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for op in ops:
-        ph, rb = results.get((op, "photon"), []), results.get((op, "redis-benchmark"), [])
-        ratios = [b["client_us"] / a["client_us"] for a, b in zip(ph, rb)]
-        for name, rows in (("photon", ph), ("redis-benchmark", rb)):
+        rb = results.get((op, "redis-benchmark"), [])
+        for name in names:
+            rows = results.get((op, name), [])
+            ratios = [b["client_us"] / a["client_us"] for a, b in zip(rows, rb)]
             us = med([x["client_us"] for x in rows])
             print(f"| {op.upper()} | {name} | {med([x['rps'] for x in rows]):.0f} | "
                   f"{med([x['client_cpu'] for x in rows]):.0f}% | {us:.3f} | "
                   f"{1e6 / us if us else float('nan'):.0f} | "
                   f"{med([x['server_us'] for x in rows]):.3f} | "
-                  f"{'%.2fx' % med(ratios) if name == 'photon' else ''} |")
+                  f"{'%.2fx' % med(ratios) if name != 'redis-benchmark' else ''} |")
 
 
 if __name__ == "__main__":

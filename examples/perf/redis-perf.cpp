@@ -4,10 +4,14 @@
 //   redis-perf [-ip 127.0.0.1] [-port 6379] [-op get|set|fill] [-conns 50] [-pipeline 16]
 //              [-payload 64] [-keyspace 100000] [-vcpus 1] [-warmup 1] [-duration 10]
 //              [-server_pid PID] [-event_engine epoll|io_uring|default] [-timeout_ms 10000]
+//              [-batch 0]
 //
 // `conns` pipelined_clients (one connection each) spread over the vCPUs; `pipeline`
 // coroutines per connection, each with one call in flight, so up to `pipeline` commands
 // per connection travel together (the client's group commit), as redis-benchmark -P does.
+// With -batch N: pipeline / N coroutines per connection (at least one), each sending
+// batches of N commands (pipelined_client::commands(), one wake-up per batch); -batch 16
+// -pipeline 16 is redis-benchmark -P 16's own pattern. Latency is then per batch.
 // get: GET of a random key "key:%012d" below `keyspace` (a hit must bring `payload` bytes);
 // set: SET of such a key to `payload` bytes. fill: SET of every key once, then exit (run it
 // before get). The keys are redis-benchmark's with -r keyspace. Prints calls per second every
@@ -17,6 +21,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -47,6 +52,7 @@ DEFINE_uint64(warmup, 1, "seconds of load before the measured window");
 DEFINE_uint64(duration, 10, "seconds measured");
 DEFINE_int64(server_pid, 0, "sample this process's CPU time at the window's edges");
 DEFINE_uint64(timeout_ms, 10000, "per-call timeout");
+DEFINE_uint64(batch, 0, "commands per commands() call (0: one command() per call)");
 
 namespace {
 
@@ -59,6 +65,9 @@ struct alignas(64) vcpu_stats {
 
     static void bump(std::atomic<uint64_t>& c) {
         c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    static void add(std::atomic<uint64_t>& c, uint64_t n) {
+        c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
 };
 
@@ -85,6 +94,56 @@ uint64_t next_random(uint64_t* s) {  // xorshift64*
     return *s * 2685821657736338717ULL;
 }
 
+// The next key, or false once a fill has given out every key.
+bool next_key(bool fill, uint64_t* rnd, uint64_t* n) {
+    if (!fill) {
+        *n = next_random(rnd) % FLAGS_keyspace;
+        return true;
+    }
+    *n = g_fill_next++;
+    return *n < FLAGS_keyspace;
+}
+
+// Counts one reply: a hit or stored value, a miss (GET of a key not filled), or an error.
+void count_reply(vcpu_stats* st, bool get, const redis::reply& r) {
+    bool ok = get ? (r.type == redis::reply::STRING && r.str.size() == FLAGS_payload) : r.ok();
+    if (ok) return;
+    if (get && r.is_nil()) return vcpu_stats::bump(st->misses);
+    vcpu_stats::bump(st->errors);
+    LOG_EVERY_T(1, LOG_ERROR("redis-perf: bad reply: type=` `", (int)r.type, r.str.c_str()));
+}
+
+void batch_loop(redis::pipelined_client* c, vcpu_stats* st, uint64_t seed) {
+    std::vector<char> keys(FLAGS_batch * 16);
+    std::vector<redis::reply> out(FLAGS_batch);
+    redis::command_batch b;
+    std::string_view v(g_value);
+    bool get = FLAGS_op == "get", fill = FLAGS_op == "fill";
+    uint64_t rnd = seed * 0x9E3779B97F4A7C15ULL + 1;
+    uint64_t timeout = FLAGS_timeout_ms * 1000;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        b.clear();
+        uint64_t n;
+        for (uint64_t i = 0; i < FLAGS_batch && next_key(fill, &rnd, &n); i++) {
+            char* key = &keys[i * 16];
+            format_key(key, n);
+            std::string_view k(key, 16);
+            get ? b.add({"GET", k}) : b.add({"SET", k, v});
+        }
+        if (b.empty()) return;
+        uint64_t t0 = perf::now_ns();
+        if (c->commands(b, out.data(), timeout) < 0) {
+            vcpu_stats::add(st->errors, b.size());
+            LOG_EVERY_T(1, LOG_ERROR("redis-perf: batch failed: `", ERRNO()));
+            if (errno == ECONNREFUSED) return;
+        } else {
+            for (size_t i = 0; i < b.size(); i++) count_reply(st, get, out[i]);
+        }
+        if (g_measuring.load(std::memory_order_relaxed)) st->lat.add(perf::now_ns() - t0);
+        vcpu_stats::add(st->calls, b.size());
+    }
+}
+
 void call_loop(redis::pipelined_client* c, vcpu_stats* st, uint64_t seed) {
     char key[16];
     std::string_view k(key, sizeof(key)), v(g_value);
@@ -94,28 +153,17 @@ void call_loop(redis::pipelined_client* c, vcpu_stats* st, uint64_t seed) {
     uint64_t timeout = FLAGS_timeout_ms * 1000;
     while (!g_stop.load(std::memory_order_relaxed)) {
         uint64_t n;
-        if (fill) {
-            n = g_fill_next++;
-            if (n >= FLAGS_keyspace) return;
-        } else {
-            n = next_random(&rnd) % FLAGS_keyspace;
-        }
+        if (!next_key(fill, &rnd, &n)) return;
         format_key(key, n);
         uint64_t t0 = perf::now_ns();
         int ret =
             get ? c->command({"GET", k}, &r, timeout) : c->command({"SET", k, v}, &r, timeout);
-        bool ok =
-            ret == 0 &&
-            (get ? (r.type == redis::reply::STRING && r.str.size() == FLAGS_payload) : r.ok());
-        if (!ok) {
-            if (ret == 0 && get && r.is_nil()) {
-                vcpu_stats::bump(st->misses);
-            } else {
-                vcpu_stats::bump(st->errors);
-                LOG_EVERY_T(1, LOG_ERROR("redis-perf: call failed: ret=` reply=` `", ret,
-                                         (int)r.type, r.str.c_str(), ERRNO()));
-                if (ret < 0 && errno == ECONNREFUSED) return;
-            }
+        if (ret < 0) {
+            vcpu_stats::bump(st->errors);
+            LOG_EVERY_T(1, LOG_ERROR("redis-perf: call failed: `", ERRNO()));
+            if (errno == ECONNREFUSED) return;
+        } else {
+            count_reply(st, get, r);
         }
         if (g_measuring.load(std::memory_order_relaxed)) st->lat.add(perf::now_ns() - t0);
         vcpu_stats::bump(st->calls);
@@ -137,10 +185,13 @@ int run_client(int i, uint64_t nconns) {
     }
     std::vector<join_handle*> loops;
     uint64_t seed = (uint64_t)i << 32;
+    uint64_t per_conn =
+        FLAGS_batch ? std::max<uint64_t>(1, FLAGS_pipeline / FLAGS_batch) : FLAGS_pipeline;
+    auto loop = FLAGS_batch ? &batch_loop : &call_loop;
     for (auto& c : clients)
-        for (uint64_t k = 0; k < FLAGS_pipeline; k++)
+        for (uint64_t k = 0; k < per_conn; k++)
             loops.push_back(
-                thread_enable_join(thread_create11(&call_loop, c.get(), &g_stats[i], ++seed)));
+                thread_enable_join(thread_create11(loop, c.get(), &g_stats[i], ++seed)));
     for (auto jh : loops) thread_join(jh);
     return 0;
 }
@@ -205,11 +256,11 @@ int main(int argc, char** argv) {
     g_stop = true;
     reporter.join();
     printf(
-        "redis-perf summary: op=%s conns=%llu pipeline=%llu payload=%llu vcpus=%d "
+        "redis-perf summary: op=%s conns=%llu pipeline=%llu batch=%llu payload=%llu vcpus=%d "
         "event_engine=%s errors=%llu misses=%llu",
         FLAGS_op.c_str(), (unsigned long long)FLAGS_conns, (unsigned long long)FLAGS_pipeline,
-        (unsigned long long)FLAGS_payload, FLAGS_vcpus, FLAGS_event_engine.c_str(),
-        (unsigned long long)total(&vcpu_stats::errors),
+        (unsigned long long)FLAGS_batch, (unsigned long long)FLAGS_payload, FLAGS_vcpus,
+        FLAGS_event_engine.c_str(), (unsigned long long)total(&vcpu_stats::errors),
         (unsigned long long)total(&vcpu_stats::misses));
     if (FLAGS_op == "fill") {
         uint64_t n = total(&vcpu_stats::calls);

@@ -4,7 +4,8 @@
 // yield between), so the order of the queue is the order on the wire. The first caller to find
 // no write in progress becomes the writer: it yields once, so that the coroutines ready behind
 // it add their commands too (group commit), then writes wbuf_ until it is empty. A reader
-// coroutine parses replies and hands each to the waiter at the head of the queue.
+// coroutine parses replies and hands each to the waiter at the head of the queue; a batch's
+// waiter takes as many replies as it sent commands, and is woken once, after the last.
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -139,7 +140,9 @@ void append_command(std::string* w, const std::string_view* args, size_t n) {
 }
 
 struct waiter {
-    reply r;  // the reply, handed over by swapping (its memory stays with the pool)
+    reply r;  // a single command's reply, handed over by swapping (its memory stays with the pool)
+    reply* outs = &r;  // where the replies go: r, or a batch's caller's array
+    size_t expect = 1, got = 0;
     int err = 0;
     bool done = false;
     bool abandoned = false;  // the caller timed out; the reply is dropped
@@ -166,6 +169,7 @@ waiter* waiter::get() {
     waiter* w = spare.back();
     spare.pop_back();
     w->err = 0, w->done = w->abandoned = false, w->refs = 2;
+    w->outs = &w->r, w->expect = 1, w->got = 0;
     return w;
 }
 
@@ -200,6 +204,35 @@ public:
         if (!sock_ && connect_once() < 0) return -1;
         auto w = waiter::get();
         append_command(&wbuf_, args, n);
+        if (await(w, timeout_us) < 0) return -1;
+        std::swap(*out, w->r);
+        w->unref();
+        return 0;
+    }
+
+    int commands(const command_batch& batch, reply* out, uint64_t timeout_us) override {
+        if (batch.empty() || !out) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (!sock_ && connect_once() < 0) return -1;
+        auto w = waiter::get();
+        w->outs = out, w->expect = batch.size();
+        wbuf_.append(batch.wire());
+        if (await(w, timeout_us) < 0) return -1;
+        w->unref();
+        return 0;
+    }
+
+    int protocol() const override { return protocol_; }
+    size_t in_flight() const override { return queue_.size(); }
+    uint64_t connects() const override { return connects_; }
+
+private:
+    // Queues w, whose commands are in wbuf_ already, writes unless another caller is writing,
+    // and waits for its replies: 0 (w still to be released by the caller), or -1 with errno
+    // (w released; its replies, if they come, are dropped).
+    int await(waiter* w, uint64_t timeout_us) {
         queue_.push_back(w);
         // Timeouts: one watchdog per client rather than a timed sleep per call (a timed sleep
         // costs a sleep-queue insert and erase per call, a tenth of the client's CPU).
@@ -215,26 +248,19 @@ public:
         if (!writing_) write_all();
         if (!w->done && w->sem.wait(1) < 0 && !w->done) {
             int e = errno;
-            w->abandoned = true;  // the queue keeps it until its reply comes
+            w->abandoned = true;  // the queue keeps it until its replies come
             w->unref();
             errno = e;
             return -1;
         }
-        int err = w->err;
-        if (!err) std::swap(*out, w->r);
-        w->unref();
-        if (err) {
+        if (int err = w->err) {
+            w->unref();
             errno = err;
             return -1;
         }
         return 0;
     }
 
-    int protocol() const override { return protocol_; }
-    size_t in_flight() const override { return queue_.size(); }
-    uint64_t connects() const override { return connects_; }
-
-private:
     // Connects and says HELLO (one coroutine at a time; the others wait for it).
     int connect_once() {
         while (connecting_) {
@@ -376,9 +402,10 @@ private:
                 return;
             }
             waiter* w = queue_.front();
+            if (!w->abandoned) std::swap(w->outs[w->got], r);
+            if (++w->got < w->expect) continue;
             queue_.pop_front();
             if (!w->abandoned) {
-                std::swap(w->r, r);
                 w->done = true;
                 w->sem.signal(1);
             }
@@ -490,10 +517,10 @@ public:
         for (size_t i = 0; i < n; ++i) clients_.emplace_back(new pipelined_client_impl(o));
     }
     int command(const std::string_view* args, size_t n, reply* out, uint64_t timeout_us) override {
-        pipelined_client* best = clients_[next_++ % clients_.size()].get();
-        for (auto& c : clients_)
-            if (c->in_flight() < best->in_flight()) best = c.get();
-        return best->command(args, n, out, timeout_us);
+        return least_busy()->command(args, n, out, timeout_us);
+    }
+    int commands(const command_batch& batch, reply* out, uint64_t timeout_us) override {
+        return least_busy()->commands(batch, out, timeout_us);
     }
     size_t size() const override { return clients_.size(); }
     pipelined_client* get(size_t i) override {
@@ -501,11 +528,28 @@ public:
     }
 
 private:
+    pipelined_client* least_busy() {
+        pipelined_client* best = clients_[next_++ % clients_.size()].get();
+        for (auto& c : clients_)
+            if (c->in_flight() < best->in_flight()) best = c.get();
+        return best;
+    }
+
     std::vector<std::unique_ptr<pipelined_client>> clients_;
     size_t next_ = 0;
 };
 
 }  // namespace
+
+int command_batch::add(const std::string_view* args, size_t n) {
+    if (n == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    append_command(&wire_, args, n);
+    n_++;
+    return 0;
+}
 
 pipelined_client* new_pipelined_client(const client_options& opts) {
     if (opts.host.empty() || opts.port == 0) {

@@ -194,6 +194,101 @@ TEST_F(RedisTest, PipelinedClientServesHundredCoroutinesInOrder) {
     EXPECT_EQ(c->protocol(), 3);
 }
 
+TEST_F(RedisTest, BatchesFromManyCoroutinesGetTheirOwnRepliesInOrder) {
+    std::unique_ptr<pipelined_client> c(new_pipelined_client(opts_));
+    ASSERT_TRUE(c);
+    const int N = 20, M = 30, K = 16;
+    int bad = 0, done = 0;
+    std::vector<join_handle*> ths;
+    for (int i = 0; i < N; ++i) {
+        ths.push_back(thread_enable_join(thread_create11([&, i] {
+            command_batch b;
+            std::vector<reply> out(K + 1);  // reused: the replies' memory circulates
+            for (int j = 0; j < M; ++j) {
+                b.clear();
+                std::vector<std::string> keys, vals;
+                for (int k = 0; k < K; ++k) {
+                    keys.push_back("b" + std::to_string(i) + ":" + std::to_string(j * K + k));
+                    vals.push_back(std::string(64 + k, 'a' + (i + j + k) % 26));
+                }
+                for (int k = 0; k < K; k += 2) b.add({"SET", keys[k], vals[k]});
+                for (int k = 0; k < K; k += 2) b.add({"GET", keys[k]});
+                b.add({"INCR", keys[0]});  // not an integer: an error reply in the batch
+                if (b.size() != (size_t)K + 1 || c->commands(b, out.data()) != 0) {
+                    ++bad;
+                    continue;
+                }
+                for (int k = 0; k < K / 2; ++k) bad += !out[k].ok();
+                for (int k = 0; k < K / 2; ++k) bad += out[K / 2 + k].str != vals[2 * k];
+                bad += !out[K].is_error();
+            }
+            ++done;
+        })));
+    }
+    // Single commands interleave with the batches on the same connection.
+    reply r;
+    for (int j = 0; j < 50; ++j)
+        if (c->command({"ECHO", std::to_string(j)}, &r) != 0 || r.str != std::to_string(j)) ++bad;
+    for (auto th : ths) thread_join(th);
+    EXPECT_EQ(done, N);
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(c->connects(), 1u);
+    command_batch empty;
+    errno = 0;
+    EXPECT_EQ(c->commands(empty, &r), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(empty.add(nullptr, 0), -1);
+    EXPECT_EQ(empty.size(), 0u);
+}
+
+TEST_F(RedisTest, ABatchTimesOutWholeAndItsLateRepliesAreDropped) {
+    std::unique_ptr<pipelined_client> c(new_pipelined_client(opts_));
+    reply r;
+    ASSERT_EQ(c->command({"PING"}, &r), 0);
+    command_batch b;
+    b.add({"ECHO", "first"});
+    b.add({"DEBUG", "SLEEP", "0.5"});
+    b.add({"ECHO", "third"});
+    std::vector<reply> out(3);
+    errno = 0;
+    EXPECT_EQ(c->commands(b, out.data(), 100 * 1000), -1);
+    EXPECT_EQ(errno, ETIMEDOUT);
+    out.clear();  // the array is gone: the late replies must not be written into it
+    b.clear();
+    b.add({"ECHO", "after"});
+    b.add({"ECHO", "again"});
+    std::vector<reply> out2(2);
+    ASSERT_EQ(c->commands(b, out2.data()), 0);
+    EXPECT_EQ(out2[0].str, "after");
+    EXPECT_EQ(out2[1].str, "again");
+    EXPECT_EQ(c->connects(), 1u);
+}
+
+TEST_F(RedisTest, AKilledConnectionFailsTheBatchInFlight) {
+    std::unique_ptr<pipelined_client> c(new_pipelined_client(opts_));
+    reply r;
+    ASSERT_EQ(c->command({"CLIENT", "ID"}, &r), 0);
+    auto id = std::to_string(r.integer);
+    int result = 0, err = 0;
+    auto th = thread_enable_join(thread_create11([&] {
+        command_batch b;
+        b.add({"SET", "killed-batch", "1"});
+        b.add({"BLPOP", "never-pushed", "0"});
+        std::vector<reply> out(2);
+        result = c->commands(b, out.data());
+        err = errno;
+    }));
+    thread_yield();
+    std::unique_ptr<pipelined_client> killer(new_pipelined_client(opts_));
+    EXPECT_EQ(killer->call("CLIENT", "KILL", "ID", id).integer, 1);
+    thread_join(th);
+    EXPECT_EQ(result, -1);
+    EXPECT_NE(err, 0);
+    ASSERT_EQ(c->command({"GET", "killed-batch"}, &r), 0);  // the first command did run
+    EXPECT_EQ(r.str, "1");
+    EXPECT_EQ(c->connects(), 2u);
+}
+
 TEST_F(RedisTest, PipelinedClientDecodesResp3TypesAndErrorReplies) {
     std::unique_ptr<pipelined_client> c(new_pipelined_client(opts_));
     c->call("DEL", "h3", "s3", "z3");
@@ -292,6 +387,8 @@ TEST_F(RedisTest, AServerCuttingAReplyInHalfFailsTheCallNotTheProcess) {
 TEST_F(RedisTest, PoolSpreadsCallsOverItsConnections) {
     std::unique_ptr<client_pool> pool(new_client_pool(opts_, 4));
     ASSERT_TRUE(pool);
+    reply del;
+    ASSERT_EQ(pool->command({"DEL", "pool-counter"}, &del), 0);
     int bad = 0;
     std::vector<join_handle*> ths;
     for (int i = 0; i < 40; ++i) {
@@ -308,6 +405,13 @@ TEST_F(RedisTest, PoolSpreadsCallsOverItsConnections) {
     size_t used = 0;
     for (size_t i = 0; i < pool->size(); ++i) used += pool->get(i)->connects() > 0;
     EXPECT_GT(used, 1u);
+    command_batch b;
+    b.add({"INCR", "pool-counter"});
+    b.add({"GET", "pool-counter"});
+    reply out[2];
+    ASSERT_EQ(pool->commands(b, out), 0);
+    EXPECT_EQ(out[0].integer, 40 * 20 + 1);
+    EXPECT_EQ(out[1].str, std::to_string(40 * 20 + 1));
 }
 
 }  // namespace

@@ -14,6 +14,8 @@
 //   in flight (-1, errno ECONNRESET or the socket's errno) and the next call reconnects.
 //   A call not answered within its timeout fails with ETIMEDOUT (its reply is discarded when it
 //   comes; the connection stays up).
+//   commands() sends a command_batch in one write and wakes its caller once, when all its
+//   replies are in (as redis-benchmark -P does: no wake-up per command).
 // - client_pool: a few pipelined_clients; each call goes to the one with the fewest in flight.
 // Calls yield the calling coroutine; objects belong to the vCPU that made them.
 //
@@ -397,117 +399,147 @@ public:
     any cmd(bulk_string a, bulk_string b, bulk_string c, bulk_string d, bulk_string e) { \
         return execute(#cmd, a, b, c, d, e);                                             \
     }
+    // One command a line:
+    // clang-format off
     // Generic
     PHOTON_REDIS_CMD2(COPY, source, destination)
-    PHOTON_REDIS_CMD1s(DEL, key) PHOTON_REDIS_CMD1(DUMP, key) PHOTON_REDIS_CMD1s(EXISTS, key)
-        PHOTON_REDIS_CMD2(EXPIRE, key, seconds) PHOTON_REDIS_CMD2(EXPIREAT, key, unix_time_seconds)
-            PHOTON_REDIS_CMD1(EXPIRETIME, key) PHOTON_REDIS_CMD1(KEYS, pattern)
-                PHOTON_REDIS_CMD2(MOVE, key, db) PHOTON_REDIS_CMD1(PERSIST, key)
-                    PHOTON_REDIS_CMD2(PEXPIRE, key, milliseconds)
-                        PHOTON_REDIS_CMD2(PEXPIREAT, key, unix_time_milliseconds)
-                            PHOTON_REDIS_CMD1(PEXPIRETIME, key)
-        // Set
-        PHOTON_REDIS_CMD2s(SADD, key, member) PHOTON_REDIS_CMD1(SCARD, key)
-            PHOTON_REDIS_CMD1s(SDIFF, key) PHOTON_REDIS_CMD2s(SDIFFSTORE, destination, key)
-                PHOTON_REDIS_CMD1s(SINTER, key) PHOTON_REDIS_CMD2s(SINTERCARD, numkeys, key)
-                    PHOTON_REDIS_CMD2s(SINTERSTORE, destination, key) PHOTON_REDIS_CMD2(SISMEMBER,
-                                                                                        key, member)
-                        PHOTON_REDIS_CMD2s(SMISMEMBER, key, member) PHOTON_REDIS_CMD1(SMEMBERS, key)
-                            PHOTON_REDIS_CMD3(SMOVE, source, destination, member)
-                                PHOTON_REDIS_CMD2(SPOP, key, count) PHOTON_REDIS_CMD1(SPOP, key)
-                                    PHOTON_REDIS_CMD2(SRANDMEMBER, key,
-                                                      count) PHOTON_REDIS_CMD1(SRANDMEMBER, key)
-                                        PHOTON_REDIS_CMD2s(SREM, key, member)
-                                            PHOTON_REDIS_CMD1s(SUNION, key)
-                                                PHOTON_REDIS_CMD2s(SUNIONSTORE, destination, key)
-        // Hash
-        PHOTON_REDIS_CMD2s(HDEL, key, field) PHOTON_REDIS_CMD2(HEXISTS, key, field)
-            PHOTON_REDIS_CMD1(HGETALL, key) PHOTON_REDIS_CMD3(HINCRBY, key, field, increment)
-                PHOTON_REDIS_CMD3(HINCRBYFLOAT, key, field, increment) PHOTON_REDIS_CMD1(HKEYS, key)
-                    PHOTON_REDIS_CMD1(HLEN, key) PHOTON_REDIS_CMD2(HGET, key, field)
-                        PHOTON_REDIS_CMD2s(HMGET, key, field) PHOTON_REDIS_CMD3s(
-                            HMSET, key, field, value) PHOTON_REDIS_CMD3s(HSET, key, field, value)
-                            PHOTON_REDIS_CMD2fs(HPERSIST, key) PHOTON_REDIS_CMD2fs(HEXPIRETIME, key)
-                                PHOTON_REDIS_CMD2fs(HPEXPIRETIME, key)
-                                    PHOTON_REDIS_CMD2fs(HPTTL, key) PHOTON_REDIS_CMD1(HRANDFIELD,
-                                                                                      key)
-                                        PHOTON_REDIS_CMD2(HRANDFIELD, key, count)
-                                            PHOTON_REDIS_CMD3(HRANDFIELD, key, count, WITHVALUES)
-                                                PHOTON_REDIS_CMD3(HSETNX, key, field, value)
-                                                    PHOTON_REDIS_CMD2(HSTRLEN, key, field)
-                                                        PHOTON_REDIS_CMD2fs(HTTL, key)
-                                                            PHOTON_REDIS_CMD1(HVALS, key)
-        // List
-        PHOTON_REDIS_CMD5(BLMOVE, source, destination, LEFT_or_RIGHT1, LEFT_or_RIGHT2,
-                          timeout) PHOTON_REDIS_CMD3(BRPOPLPUSH, source, destination,
-                                                     timeout) PHOTON_REDIS_CMD2(LINDEX, key, index)
-            PHOTON_REDIS_CMD4(LINSERT, key, BEFORE_or_AFTER, pivot, element) PHOTON_REDIS_CMD1(LLEN,
-                                                                                               key)
-                PHOTON_REDIS_CMD4(LMOVE, source, destination, LEFT_or_RIGHT1,
-                                  LEFT_or_RIGHT2) PHOTON_REDIS_CMD1(LPOP, key)
-                    PHOTON_REDIS_CMD2(LPOP, key, count) PHOTON_REDIS_CMD2s(LPUSH, key, element)
-                        PHOTON_REDIS_CMD2s(LPUSHX, key,
-                                           element) PHOTON_REDIS_CMD3(LRANGE, key, start, stop)
-                            PHOTON_REDIS_CMD3(LREM, key, count, element)
-                                PHOTON_REDIS_CMD3(LSET, key, index, element)
-                                    PHOTON_REDIS_CMD3(LTRIM, key, start, stop)
-                                        PHOTON_REDIS_CMD1(RPOP, key)
-                                            PHOTON_REDIS_CMD2(RPOP, key, count)
-                                                PHOTON_REDIS_CMD2(RPOPLPUSH, source, destination)
-                                                    PHOTON_REDIS_CMD2s(RPUSH, key, element)
-                                                        PHOTON_REDIS_CMD2s(RPUSHX, key, element)
-        // Sorted set
-        PHOTON_REDIS_CMD1(ZCARD, key) PHOTON_REDIS_CMD3(ZCOUNT, key, min, max) PHOTON_REDIS_CMD2sn(
-            ZDIFFSTORE, destination, key) PHOTON_REDIS_CMD3(ZINCRBY, key, increment, member)
-            PHOTON_REDIS_CMD3(ZLEXCOUNT, key, min, max) PHOTON_REDIS_CMD2s(
-                ZMSCORE, key, member) PHOTON_REDIS_CMD1(ZPOPMAX,
-                                                        key) PHOTON_REDIS_CMD2(ZPOPMAX, key, count)
-                PHOTON_REDIS_CMD1(ZPOPMIN, key) PHOTON_REDIS_CMD2(ZPOPMIN, key, count)
-                    PHOTON_REDIS_CMD1(ZRANDMEMBER, key) PHOTON_REDIS_CMD2(ZRANDMEMBER, key, count)
-                        PHOTON_REDIS_CMD3(ZRANDMEMBER, key, count,
-                                          WITHSCORES) PHOTON_REDIS_CMD3(ZRANGEBYLEX, key, min, max)
-                            PHOTON_REDIS_CMD3(ZRANGEBYSCORE, key, min, max) PHOTON_REDIS_CMD4(
-                                ZRANGESTORE, dst,
-                                src, min, max) PHOTON_REDIS_CMD2(ZRANK, key, member)
-                                PHOTON_REDIS_CMD2s(ZREM, key, member) PHOTON_REDIS_CMD3(
-                                    ZREMRANGEBYLEX,
-                                    key, min,
-                                    max) PHOTON_REDIS_CMD3(ZREMRANGEBYRANK, key, start, stop)
-                                    PHOTON_REDIS_CMD3(ZREMRANGEBYSCORE, key, min, max)
-                                        PHOTON_REDIS_CMD3(ZREVRANGE, key, start, stop)
-                                            PHOTON_REDIS_CMD3(ZREVRANGEBYLEX, key, max, min)
-                                                PHOTON_REDIS_CMD3(ZREVRANGEBYSCORE, key, max, min)
-                                                    PHOTON_REDIS_CMD2(ZREVRANK, key, member)
-                                                        PHOTON_REDIS_CMD2(ZSCAN, key, cursor)
-                                                            PHOTON_REDIS_CMD2(ZSCORE, key, member)
-                                                                PHOTON_REDIS_CMD1sn(ZUNION, key)
-                                                                    PHOTON_REDIS_CMD2sn(ZUNIONSTORE,
-                                                                                        destination,
-                                                                                        key)
-        // HyperLogLog
-        PHOTON_REDIS_CMD1s(PFADD, key) PHOTON_REDIS_CMD1s(PFCOUNT, key)
-            PHOTON_REDIS_CMD2(PFDEBUG, subcommand, key) PHOTON_REDIS_CMD1s(PFMERGE, destkey)
-                PHOTON_REDIS_CMD0(PFSELFTEST)
-        // Bitmap
-        PHOTON_REDIS_CMD1(BITCOUNT, key) PHOTON_REDIS_CMD1s(BITFIELD, key)
-            PHOTON_REDIS_CMD1s(BITFIELD_RO, key)
-                PHOTON_REDIS_CMD3s(BITOP, AND_OR_XOR_NOT, destkey, key)
-                    PHOTON_REDIS_CMD2s(BITPOS, key, bit) PHOTON_REDIS_CMD2(GETBIT, key, offset)
-                        PHOTON_REDIS_CMD3(SETBIT, key, offset, value)
-        // Strings
-        PHOTON_REDIS_CMD2(APPEND, key, value) PHOTON_REDIS_CMD1(DECR, key)
-            PHOTON_REDIS_CMD2(DECRBY, key,
-                              decrement) PHOTON_REDIS_CMD1(GET, key) PHOTON_REDIS_CMD1(GETDEL, key)
-                PHOTON_REDIS_CMD1s(GETEX, key) PHOTON_REDIS_CMD3(GETRANGE, key, start, end)
-                    PHOTON_REDIS_CMD2(GETSET, key, value) PHOTON_REDIS_CMD1(INCR, key)
-                        PHOTON_REDIS_CMD2(INCRBY, key, increment)
-                            PHOTON_REDIS_CMD2(INCRBYFLOAT, key, increment)
-                                PHOTON_REDIS_CMD2s(LCS, key1, key2) PHOTON_REDIS_CMD1s(MGET, key)
-                                    PHOTON_REDIS_CMD2s(MSET, key, value)
-                                        PHOTON_REDIS_CMD2s(MSETNX, key, value)
-                                            PHOTON_REDIS_CMD3(PSETEX, key, milliseconds, value)
-                                                PHOTON_REDIS_CMD2s(SET, key, value)
-                                                    PHOTON_REDIS_CMD3(SETEX, key, seconds, value)
+    PHOTON_REDIS_CMD1s(DEL, key)
+    PHOTON_REDIS_CMD1(DUMP, key)
+    PHOTON_REDIS_CMD1s(EXISTS, key)
+    PHOTON_REDIS_CMD2(EXPIRE, key, seconds)
+    PHOTON_REDIS_CMD2(EXPIREAT, key, unix_time_seconds)
+    PHOTON_REDIS_CMD1(EXPIRETIME, key)
+    PHOTON_REDIS_CMD1(KEYS, pattern)
+    PHOTON_REDIS_CMD2(MOVE, key, db)
+    PHOTON_REDIS_CMD1(PERSIST, key)
+    PHOTON_REDIS_CMD2(PEXPIRE, key, milliseconds)
+    PHOTON_REDIS_CMD2(PEXPIREAT, key, unix_time_milliseconds)
+    PHOTON_REDIS_CMD1(PEXPIRETIME, key)
+    // Set
+    PHOTON_REDIS_CMD2s(SADD, key, member)
+    PHOTON_REDIS_CMD1(SCARD, key)
+    PHOTON_REDIS_CMD1s(SDIFF, key)
+    PHOTON_REDIS_CMD2s(SDIFFSTORE, destination, key)
+    PHOTON_REDIS_CMD1s(SINTER, key)
+    PHOTON_REDIS_CMD2s(SINTERCARD, numkeys, key)
+    PHOTON_REDIS_CMD2s(SINTERSTORE, destination, key)
+    PHOTON_REDIS_CMD2(SISMEMBER, key, member)
+    PHOTON_REDIS_CMD2s(SMISMEMBER, key, member)
+    PHOTON_REDIS_CMD1(SMEMBERS, key)
+    PHOTON_REDIS_CMD3(SMOVE, source, destination, member)
+    PHOTON_REDIS_CMD2(SPOP, key, count)
+    PHOTON_REDIS_CMD1(SPOP, key)
+    PHOTON_REDIS_CMD2(SRANDMEMBER, key, count)
+    PHOTON_REDIS_CMD1(SRANDMEMBER, key)
+    PHOTON_REDIS_CMD2s(SREM, key, member)
+    PHOTON_REDIS_CMD1s(SUNION, key)
+    PHOTON_REDIS_CMD2s(SUNIONSTORE, destination, key)
+    // Hash
+    PHOTON_REDIS_CMD2s(HDEL, key, field)
+    PHOTON_REDIS_CMD2(HEXISTS, key, field)
+    PHOTON_REDIS_CMD1(HGETALL, key)
+    PHOTON_REDIS_CMD3(HINCRBY, key, field, increment)
+    PHOTON_REDIS_CMD3(HINCRBYFLOAT, key, field, increment)
+    PHOTON_REDIS_CMD1(HKEYS, key)
+    PHOTON_REDIS_CMD1(HLEN, key)
+    PHOTON_REDIS_CMD2(HGET, key, field)
+    PHOTON_REDIS_CMD2s(HMGET, key, field)
+    PHOTON_REDIS_CMD3s(HMSET, key, field, value)
+    PHOTON_REDIS_CMD3s(HSET, key, field, value)
+    PHOTON_REDIS_CMD2fs(HPERSIST, key)
+    PHOTON_REDIS_CMD2fs(HEXPIRETIME, key)
+    PHOTON_REDIS_CMD2fs(HPEXPIRETIME, key)
+    PHOTON_REDIS_CMD2fs(HPTTL, key)
+    PHOTON_REDIS_CMD1(HRANDFIELD, key)
+    PHOTON_REDIS_CMD2(HRANDFIELD, key, count)
+    PHOTON_REDIS_CMD3(HRANDFIELD, key, count, WITHVALUES)
+    PHOTON_REDIS_CMD3(HSETNX, key, field, value)
+    PHOTON_REDIS_CMD2(HSTRLEN, key, field)
+    PHOTON_REDIS_CMD2fs(HTTL, key)
+    PHOTON_REDIS_CMD1(HVALS, key)
+    // List
+    PHOTON_REDIS_CMD5(BLMOVE, source, destination, LEFT_or_RIGHT1, LEFT_or_RIGHT2, timeout)
+    PHOTON_REDIS_CMD3(BRPOPLPUSH, source, destination, timeout)
+    PHOTON_REDIS_CMD2(LINDEX, key, index)
+    PHOTON_REDIS_CMD4(LINSERT, key, BEFORE_or_AFTER, pivot, element)
+    PHOTON_REDIS_CMD1(LLEN, key)
+    PHOTON_REDIS_CMD4(LMOVE, source, destination, LEFT_or_RIGHT1, LEFT_or_RIGHT2)
+    PHOTON_REDIS_CMD1(LPOP, key)
+    PHOTON_REDIS_CMD2(LPOP, key, count)
+    PHOTON_REDIS_CMD2s(LPUSH, key, element)
+    PHOTON_REDIS_CMD2s(LPUSHX, key, element)
+    PHOTON_REDIS_CMD3(LRANGE, key, start, stop)
+    PHOTON_REDIS_CMD3(LREM, key, count, element)
+    PHOTON_REDIS_CMD3(LSET, key, index, element)
+    PHOTON_REDIS_CMD3(LTRIM, key, start, stop)
+    PHOTON_REDIS_CMD1(RPOP, key)
+    PHOTON_REDIS_CMD2(RPOP, key, count)
+    PHOTON_REDIS_CMD2(RPOPLPUSH, source, destination)
+    PHOTON_REDIS_CMD2s(RPUSH, key, element)
+    PHOTON_REDIS_CMD2s(RPUSHX, key, element)
+    // Sorted set
+    PHOTON_REDIS_CMD1(ZCARD, key)
+    PHOTON_REDIS_CMD3(ZCOUNT, key, min, max)
+    PHOTON_REDIS_CMD2sn(ZDIFFSTORE, destination, key)
+    PHOTON_REDIS_CMD3(ZINCRBY, key, increment, member)
+    PHOTON_REDIS_CMD3(ZLEXCOUNT, key, min, max)
+    PHOTON_REDIS_CMD2s(ZMSCORE, key, member)
+    PHOTON_REDIS_CMD1(ZPOPMAX, key)
+    PHOTON_REDIS_CMD2(ZPOPMAX, key, count)
+    PHOTON_REDIS_CMD1(ZPOPMIN, key)
+    PHOTON_REDIS_CMD2(ZPOPMIN, key, count)
+    PHOTON_REDIS_CMD1(ZRANDMEMBER, key)
+    PHOTON_REDIS_CMD2(ZRANDMEMBER, key, count)
+    PHOTON_REDIS_CMD3(ZRANDMEMBER, key, count, WITHSCORES)
+    PHOTON_REDIS_CMD3(ZRANGEBYLEX, key, min, max)
+    PHOTON_REDIS_CMD3(ZRANGEBYSCORE, key, min, max)
+    PHOTON_REDIS_CMD4(ZRANGESTORE, dst, src, min, max)
+    PHOTON_REDIS_CMD2(ZRANK, key, member)
+    PHOTON_REDIS_CMD2s(ZREM, key, member)
+    PHOTON_REDIS_CMD3(ZREMRANGEBYLEX, key, min, max)
+    PHOTON_REDIS_CMD3(ZREMRANGEBYRANK, key, start, stop)
+    PHOTON_REDIS_CMD3(ZREMRANGEBYSCORE, key, min, max)
+    PHOTON_REDIS_CMD3(ZREVRANGE, key, start, stop)
+    PHOTON_REDIS_CMD3(ZREVRANGEBYLEX, key, max, min)
+    PHOTON_REDIS_CMD3(ZREVRANGEBYSCORE, key, max, min)
+    PHOTON_REDIS_CMD2(ZREVRANK, key, member)
+    PHOTON_REDIS_CMD2(ZSCAN, key, cursor)
+    PHOTON_REDIS_CMD2(ZSCORE, key, member)
+    PHOTON_REDIS_CMD1sn(ZUNION, key)
+    PHOTON_REDIS_CMD2sn(ZUNIONSTORE, destination, key)
+    // HyperLogLog
+    PHOTON_REDIS_CMD1s(PFADD, key)
+    PHOTON_REDIS_CMD1s(PFCOUNT, key)
+    PHOTON_REDIS_CMD2(PFDEBUG, subcommand, key)
+    PHOTON_REDIS_CMD1s(PFMERGE, destkey)
+    PHOTON_REDIS_CMD0(PFSELFTEST)
+    // Bitmap
+    PHOTON_REDIS_CMD1(BITCOUNT, key)
+    PHOTON_REDIS_CMD1s(BITFIELD, key)
+    PHOTON_REDIS_CMD1s(BITFIELD_RO, key)
+    PHOTON_REDIS_CMD3s(BITOP, AND_OR_XOR_NOT, destkey, key)
+    PHOTON_REDIS_CMD2s(BITPOS, key, bit)
+    PHOTON_REDIS_CMD2(GETBIT, key, offset)
+    PHOTON_REDIS_CMD3(SETBIT, key, offset, value)
+    // Strings
+    PHOTON_REDIS_CMD2(APPEND, key, value)
+    PHOTON_REDIS_CMD1(DECR, key)
+    PHOTON_REDIS_CMD2(DECRBY, key, decrement)
+    PHOTON_REDIS_CMD1(GET, key)
+    PHOTON_REDIS_CMD1(GETDEL, key)
+    PHOTON_REDIS_CMD1s(GETEX, key)
+    PHOTON_REDIS_CMD3(GETRANGE, key, start, end)
+    PHOTON_REDIS_CMD2(GETSET, key, value)
+    PHOTON_REDIS_CMD1(INCR, key)
+    PHOTON_REDIS_CMD2(INCRBY, key, increment)
+    PHOTON_REDIS_CMD2(INCRBYFLOAT, key, increment)
+    PHOTON_REDIS_CMD2s(LCS, key1, key2)
+    PHOTON_REDIS_CMD1s(MGET, key)
+    PHOTON_REDIS_CMD2s(MSET, key, value)
+    PHOTON_REDIS_CMD2s(MSETNX, key, value)
+    PHOTON_REDIS_CMD3(PSETEX, key, milliseconds, value)
+    PHOTON_REDIS_CMD2s(SET, key, value)
+    PHOTON_REDIS_CMD3(SETEX, key, seconds, value)
 #undef PHOTON_REDIS_CMD0
 #undef PHOTON_REDIS_CMD1
 #undef PHOTON_REDIS_CMD1s
@@ -520,10 +552,8 @@ public:
 #undef PHOTON_REDIS_CMD3s
 #undef PHOTON_REDIS_CMD4
 #undef PHOTON_REDIS_CMD5
-
-                                                        any OBJECT_ENCODING(bulk_string key) {
-        return execute("OBJECT", "ENCODING", key);
-    }
+    any OBJECT_ENCODING(bulk_string key) { return execute("OBJECT", "ENCODING", key); }
+    // clang-format on
     any OBJECT_FREQ(bulk_string key) { return execute("OBJECT", "FREQ", key); }
     any OBJECT_IDLETIME(bulk_string key) { return execute("OBJECT", "IDLETIME", key); }
     any OBJECT_IREFCOUNT(bulk_string key) { return execute("OBJECT", "REFCOUNT", key); }
@@ -597,9 +627,35 @@ struct client_options {
     size_t max_reply_bytes = 512UL << 20;    // a larger reply breaks the connection
 };
 
+// Commands encoded for one pipelined_client::commands() call (reusable: clear() keeps the
+// memory).
+class command_batch {
+public:
+    // 0, or -1 with errno EINVAL for a command without arguments (the server would not answer).
+    int add(const std::string_view* args, size_t n);
+    int add(std::initializer_list<std::string_view> args) { return add(args.begin(), args.size()); }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    void clear() {
+        wire_.clear();
+        n_ = 0;
+    }
+    const std::string& wire() const { return wire_; }  // RESP, as written
+
+private:
+    std::string wire_;
+    size_t n_ = 0;
+};
+
 class pipelined_client {
 public:
     virtual ~pipelined_client() = default;
+    // Sends the batch's commands in one write, in order, and waits once for all their replies:
+    // 0 with out[0..batch.size()) set (error replies too), or -1 with errno for the batch as a
+    // whole (as command(); the replies in out are then unspecified). out's replies are swapped
+    // with the reader's, so an out array used again keeps its strings' memory.
+    virtual int commands(const command_batch& batch, reply* out,
+                         uint64_t timeout_us = UINT64_MAX) = 0;
     // Sends args as one command and waits for its reply: 0 with *out set (an error reply too),
     // or -1 with errno (ETIMEDOUT, ECONNRESET, ECONNREFUSED ...; *out untouched).
     virtual int command(const std::string_view* args, size_t n, reply* out,
@@ -636,6 +692,9 @@ public:
                 uint64_t timeout_us = UINT64_MAX) {
         return command(args.begin(), args.size(), out, timeout_us);
     }
+    // The whole batch on one connection (the one with the fewest in flight).
+    virtual int commands(const command_batch& batch, reply* out,
+                         uint64_t timeout_us = UINT64_MAX) = 0;
     virtual size_t size() const = 0;
     virtual pipelined_client* get(size_t i) = 0;
 };
