@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # fuse-bench.sh: fio through photon's FUSE passthrough (examples/fs/passthrough)
 # against bindfs mounting the same directory, and fio on the directory itself
-# as the ceiling, all in one run.
+# as the ceiling, all in one run; with BUCKETFS, also the same file as an object
+# of a local S3 server (versitygw, posix backend) read through bucketfs and
+# fs/cache's full-file cache (examples/fs/bucketfs -o cache_dir), warm.
 #
 #   tools/fuse-bench.sh PASSTHROUGH_BINARY
 #
@@ -16,6 +18,10 @@
 #               splice_write,splice_move)
 #   BINDFS_OPTS bindfs -o options, one variant per ";" [";max_background=128"]
 #   TESTS       which fio jobs [randread seqread seqread-buffered]
+#   TARGETS     which mounts [photon bindfs, and bucketfs when BUCKETFS is set]
+#   BUCKETFS    examples/fs/bucketfs: adds the target "bucketfs+cache" (needs versitygw,
+#               tools/install-deps.sh); the cache is in BENCH_DIR and is filled by one
+#               sequential read after each mount, before fio runs
 #
 # Jobs (libaio, 4 KiB random: iodepth 32 x 4 jobs; 1 MiB sequential: iodepth 8 x 1 job):
 #   randread          4 KiB random reads, O_DIRECT (every read reaches the server)
@@ -38,10 +44,19 @@ ROUNDS=${ROUNDS:-3}
 PT_OPTS=${PT_OPTS-;ioengine=psync;no_splice_write}
 BINDFS_OPTS=${BINDFS_OPTS-;max_background=128}
 TESTS=${TESTS:-randread seqread seqread-buffered}
+BUCKETFS=${BUCKETFS:+$(realpath "$BUCKETFS")}
+TARGETS=${TARGETS:-photon bindfs${BUCKETFS:+ bucketfs}}
 
-for tool in fio bindfs fusermount3; do
+need=(fio fusermount3)
+[[ " $TARGETS " == *" bindfs "* ]] && need+=(bindfs)
+[[ " $TARGETS " == *" bucketfs "* ]] && need+=(versitygw curl)
+for tool in "${need[@]}"; do
     command -v $tool > /dev/null || { echo "$0: $tool is missing" >&2; exit 2; }
 done
+if [[ " $TARGETS " == *" bucketfs "* && -z $BUCKETFS ]]; then
+    echo "$0: the bucketfs target needs BUCKETFS=path/to/examples/fs/bucketfs" >&2
+    exit 2
+fi
 
 SRC=$BENCH_DIR/src
 MNT=$BENCH_DIR/mnt
@@ -49,16 +64,33 @@ RES=$BENCH_DIR/results
 mkdir -p "$SRC" "$MNT" "$RES"
 DAEMON_PID=
 
+S3_PID=
 cleanup() {
     mountpoint -q "$MNT" && fusermount3 -u "$MNT" 2> /dev/null || true
     mountpoint -q "$MNT" && umount -l "$MNT" 2> /dev/null || true
     [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2> /dev/null || true
+    [ -n "$S3_PID" ] && kill "$S3_PID" 2> /dev/null || true
 }
 trap cleanup EXIT
 
 if [ "$(stat -c %s "$SRC/file" 2> /dev/null || echo 0)" != $((SIZE_MB << 20)) ]; then
     echo "writing a ${SIZE_MB} MiB file in $SRC ..."
     dd if=/dev/urandom of="$SRC/file" bs=1M count="$SIZE_MB" status=none
+fi
+
+# The S3 side of the bucketfs target: versitygw serving BENCH_DIR/s3 on a free port, the
+# file as the object bench/file (a hard link: the posix backend keeps objects as files).
+if [[ " $TARGETS " == *" bucketfs "* ]]; then
+    mkdir -p "$BENCH_DIR/s3/bench" "$BENCH_DIR/cache"
+    ln -f "$SRC/file" "$BENCH_DIR/s3/bench/file"
+    S3_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    versitygw --access benchkey --secret benchsecret --port "127.0.0.1:$S3_PORT" \
+        posix "$BENCH_DIR/s3" > "$RES/versitygw.log" 2>&1 &
+    S3_PID=$!
+    for _ in $(seq 100); do
+        curl -s -o /dev/null "http://127.0.0.1:$S3_PORT/" && break
+        sleep 0.1
+    done
 fi
 
 # fio_job NAME DIR: writes the job file for test NAME on DIR/file.
@@ -104,10 +136,19 @@ mount_target() {
         bindfs)
             bindfs -f ${opts:+-o "$opts"} "$SRC" "$MNT" > "$RES/daemon.log" 2>&1 &
             ;;
+        bucketfs)
+            AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret \
+                "$BUCKETFS" "http://127.0.0.1:$S3_PORT" bench "$MNT" -f \
+                -o "cache_dir=$BENCH_DIR/cache${opts:+,$opts}" > "$RES/daemon.log" 2>&1 &
+            ;;
     esac
     DAEMON_PID=$!
     for _ in $(seq 200); do
-        stat "$MNT/file" > /dev/null 2>&1 && return 0
+        if stat "$MNT/file" > /dev/null 2>&1; then
+            # Warm: the whole file into the cache (a no-op for the other targets' data).
+            [ "$kind" = bucketfs ] && cat "$MNT/file" > /dev/null
+            return 0
+        fi
         sleep 0.05
     done
     echo "$kind did not mount:" >&2
@@ -147,22 +188,31 @@ for round in $(seq "$ROUNDS"); do
     echo "round $round/$ROUNDS ..."
     for test in $TESTS; do
         run_fio "direct-on-dir" "$test" "$SRC"
-        for o in "${pt_variants[@]}"; do
-            mount_target photon "$o"
-            run_fio "photon${o:+[$o]}" "$test" "$MNT"
+        if [[ " $TARGETS " == *" photon "* ]]; then
+            for o in "${pt_variants[@]}"; do
+                mount_target photon "$o"
+                run_fio "photon${o:+[$o]}" "$test" "$MNT"
+                unmount_target
+            done
+        fi
+        if [[ " $TARGETS " == *" bindfs "* ]]; then
+            for o in "${bindfs_variants[@]}"; do
+                mount_target bindfs "$o"
+                run_fio "bindfs${o:+[$o]}" "$test" "$MNT"
+                unmount_target
+            done
+        fi
+        if [[ " $TARGETS " == *" bucketfs "* ]]; then
+            mount_target bucketfs ""
+            run_fio "bucketfs+cache" "$test" "$MNT"
             unmount_target
-        done
-        for o in "${bindfs_variants[@]}"; do
-            mount_target bindfs "$o"
-            run_fio "bindfs${o:+[$o]}" "$test" "$MNT"
-            unmount_target
-        done
+        fi
     done
 done
 
 echo
 echo "kernel $(uname -r), $(nproc) CPUs, file ${SIZE_MB} MiB in $BENCH_DIR ($(stat -f -c %T "$SRC")),"
-echo "fio $(fio --version), bindfs $(bindfs --version | head -1 | awk '{print $2}'), median of $ROUNDS rounds x ${RUNTIME}s"
+echo "fio $(fio --version), bindfs $(bindfs --version 2> /dev/null | head -1 | awk '{print $2}'), median of $ROUNDS rounds x ${RUNTIME}s"
 echo "CPU us/IO: the FUSE server's (all threads) and fio's (user+sys)"
 printf "%-36s %-17s %10s %10s %12s %10s\n" target test IOPS MiB/s server_us/IO fio_us/IO
 # The median round by IOPS, per target and test.
