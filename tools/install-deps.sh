@@ -5,8 +5,9 @@
 #   missing packages. As another user: prints what is missing (and the command to install it)
 #   and carries on. Not Debian (no dpkg-query/apt-get): says so and carries on.
 #
-# Usage: tools/install-deps.sh [--check] [--aarch64]
+# Usage: tools/install-deps.sh [--check] [--aarch64] [--bench]
 #   --check     only report; exit 1 if anything is missing
+#   --bench     also the benchmarks' own peers that no test needs: s5cmd (tools/oss-bench.py)
 #   --aarch64   instead: the cross compiler and qemu-user that tools/test-aarch64.sh needs
 #               (CI's aarch64 phase); strict: exits 1 if they are missing and cannot be installed
 # Environment: PHOTON_SKIP_DEPS=1 skips this script entirely.
@@ -48,7 +49,8 @@ for arg in "$@"; do
             peers=() go_peers=()
             strict=1
             ;;
-        *) echo "usage: $0 [--check] [--aarch64]" >&2; exit 2 ;;
+        --bench) go_peers+=(github.com/peak/s5cmd/v2@v2.3.0) ;;
+        *) echo "usage: $0 [--check] [--aarch64] [--bench]" >&2; exit 2 ;;
     esac
 done
 
@@ -59,6 +61,7 @@ install_go_peers() {
     [ "$(id -u)" -eq 0 ] && bin=/usr/local/bin
     for m in "${go_peers[@]}"; do
         local name="${m%@*}"
+        [[ $name =~ /v[0-9]+$ ]] && name="${name%/v*}"  # a major version suffix: module/v2
         name="${name##*/}"
         command -v "$name" >/dev/null 2>&1 || [ -x "$bin/$name" ] && continue
         if GOBIN="$bin" GOFLAGS=-mod=mod go install "$m" </dev/null; then

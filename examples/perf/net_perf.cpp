@@ -4,17 +4,20 @@
 //            [-event_engine epoll|io_uring|default] [-buf_size 512] [-duration 0]
 //   net-perf -client [-client_mode streaming|ping-pong] [-client_connection_num 100]
 //            [-ip 127.0.0.1] [-port 9527] [-buf_size 512] [-duration 10]
+//            [-stream_window_kib 64]
 //
 // The server echoes what it receives (one recv of up to buf_size, then a
 // write of it) on each of vcpu_num vCPUs (SO_REUSEPORT). The client opens
 // the connections and either streams (a writer and a reader coroutine per
-// connection) or plays ping-pong (write one buffer, read it back). Both
+// connection, the writer at most stream_window_kib ahead of what came back)
+// or plays ping-pong (write one buffer, read it back). Both
 // print messages per second and bandwidth every second, and a summary line
 // when `duration` seconds are up (0: run until SIGINT / SIGTERM).
 #include <gflags/gflags.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +30,7 @@
 #include <photon/io/fd-events.h>
 #include <photon/net/socket.h>
 #include <photon/photon.h>
+#include <photon/thread/semaphore.h>
 #include <photon/thread/thread11.h>
 
 #include "perf_util.h"
@@ -41,6 +45,9 @@ DEFINE_int32(vcpu_num, 1, "vCPUs (OS threads); the server listens on each with S
 DEFINE_string(socket_type, "tcp", "tcp | et (both edge-triggered TCP) | io_uring");
 DEFINE_string(event_engine, "default", "epoll | io_uring | default (io_uring, else epoll)");
 DEFINE_uint64(duration, 0, "seconds to run, then print a summary and exit; 0 = until a signal");
+DEFINE_uint64(stream_window_kib, 64,
+              "streaming: KiB a connection's writer may be ahead of its reader (at least one "
+              "message); bounds what is still in flight when the client stops");
 
 namespace {
 
@@ -100,16 +107,28 @@ int serve_on_this_vcpu(bool reuseport) {
     return 0;
 }
 
+// The writer sends while it has credit (one message each); the reader gives a credit back for
+// each message echoed. Without the window, the socket buffers of 100 connections held seconds of
+// echoes: the client had stopped, and the server was still echoing them.
 void stream_connection(ISocketStream* s) {
     std::unique_ptr<char[]> out(new char[FLAGS_buf_size]());
+    uint64_t window = std::max<uint64_t>(1, (FLAGS_stream_window_kib << 10) / FLAGS_buf_size);
+    photon::semaphore credits(window);
+    bool reading = true;
     auto writer = thread_enable_join(thread_create11([&] {
-        while (!g_stop.load(std::memory_order_relaxed))
+        while (!g_stop.load(std::memory_order_relaxed) && reading) {
+            if (credits.wait(1, 100 * 1000) < 0) continue;  // (looks at the flags again)
             if (s->write(out.get(), FLAGS_buf_size) != (ssize_t)FLAGS_buf_size) break;
-        s->shutdown(ShutdownHow::Write);
+        }
+        s->shutdown(ShutdownHow::Write);  // the server echoes what is in flight, then closes
     }));
     std::unique_ptr<char[]> in(new char[FLAGS_buf_size]);
     counter c;
-    while (s->read(in.get(), FLAGS_buf_size) == (ssize_t)FLAGS_buf_size) c.add();
+    while (s->read(in.get(), FLAGS_buf_size) == (ssize_t)FLAGS_buf_size) {
+        c.add();
+        credits.signal(1);
+    }
+    reading = false;
     c.flush();
     thread_join(writer);
 }
