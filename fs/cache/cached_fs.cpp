@@ -2,6 +2,7 @@
 // through the pool's stores.
 #include <photon/fs/cache/cache.h>
 #include <photon/fs/cache/full_file_cache/cache_pool.h>
+#include <photon/fs/cache/full_file_cache/quota_pool.h>
 
 #include <string>
 
@@ -303,14 +304,17 @@ extern "C" ICachedFile* new_cached_file(ICacheStore* store, uint64_t pageSize, I
 
 extern "C" ICachedFileSystem* new_full_file_cached_fs(
     IFileSystem* srcFs, IFileSystem* media_fs, uint64_t refillUnit, uint64_t capacityInGB,
-    uint64_t periodInUs, uint64_t diskAvailInBytes, IOAlloc* allocator, int /*quotaDirLevel*/,
+    uint64_t periodInUs, uint64_t diskAvailInBytes, IOAlloc* allocator, int quotaDirLevel,
     CacheFnTransFunc fn_trans_func, uint64_t storeCacheTTLUsecs, bool asyncInit) {
     if (!media_fs) LOG_ERROR_RETURN(EINVAL, nullptr, "cache: null media fs");
     if (refillUnit == 0 || refillUnit % 4096 != 0 || (refillUnit & (refillUnit - 1)) != 0)
         LOG_ERROR_RETURN(EINVAL, nullptr, "cache: refill unit ` is not a power of 2 >= 4 KiB",
                          refillUnit);
-    auto pool = new FileCachePool(media_fs, capacityInGB, periodInUs, diskAvailInBytes, refillUnit,
-                                  storeCacheTTLUsecs, asyncInit);
+    FileCachePool* pool =
+        quotaDirLevel > 0 ? new QuotaFilePool(media_fs, capacityInGB, periodInUs, diskAvailInBytes,
+                                              refillUnit, quotaDirLevel)
+                          : new FileCachePool(media_fs, capacityInGB, periodInUs, diskAvailInBytes,
+                                              refillUnit, storeCacheTTLUsecs, asyncInit);
     pool->Init();
     return new CachedFs(srcFs, pool, 4096, allocator, false, fn_trans_func);
 }

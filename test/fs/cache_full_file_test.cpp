@@ -4,6 +4,7 @@
 // failing source, and readers on two vCPUs.
 #include <photon/fs/cache/cache.h>
 #include <photon/fs/cache/full_file_cache/cache_pool.h>
+#include <photon/fs/cache/full_file_cache/quota_pool.h>
 
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -119,12 +120,24 @@ protected:
     }
     // A cache over the media dir; capacity in GiB, free space floor in bytes.
     ICachedFileSystem* open_cache(uint64_t capacity_gb = 1, uint64_t disk_avail = 0,
-                                  uint64_t unit = kUnit) {
+                                  uint64_t unit = kUnit, int quota_level = 0) {
         cfs_.reset();
         cfs_.reset(new_full_file_cached_fs(
             src_.get(), new_localfs_adaptor(media_dir_.path().c_str()), unit, capacity_gb,
-            3600ULL * 1000 * 1000, disk_avail, nullptr, 0));
+            3600ULL * 1000 * 1000, disk_avail, nullptr, quota_level));
         return cfs_.get();
+    }
+    // Reads all of name (file id, size) through the cache, checked.
+    void read_whole(const char* name, int id, uint64_t size) {
+        std::unique_ptr<IFile> f(cfs_->open(name, O_RDONLY));
+        ASSERT_TRUE(f) << name;
+        expect_read(f.get(), id, size, 0, size);
+    }
+    // A quota group's usage in units (stat of "/dir/").
+    uint64_t group_units(const char* dir) {
+        CacheStat st{};
+        EXPECT_EQ(0, pool()->stat(&st, dir));
+        return st.used_size;
     }
     FileCachePool* pool() { return dynamic_cast<FileCachePool*>(cfs_->get_pool()); }
     bool media_has(const std::string& name) {
@@ -484,6 +497,98 @@ TEST_F(FullFileCache, EvictionStartedOnAnotherVcpuRunsOnThePoolsOwn) {
     EXPECT_EQ(0, bad.load());
     for (int i = 0; i < 1000 && pool()->used_bytes() > 12 * kUnit; i++) photon::thread_usleep(1000);
     EXPECT_LE(pool()->used_bytes(), 12 * kUnit);
+}
+
+TEST_F(FullFileCache, AGroupPastItsQuotaLosesItsOwnLeastRecentFilesOnly) {
+    for (const char* d : {"a", "b"}) ASSERT_EQ(0, ::mkdir(src_dir_.path(d).c_str(), 0755));
+    for (const char* n : {"a/x", "a/y", "a/z", "b/w"}) make_file(n, n[2], 2 * kUnit);
+    ASSERT_NE(nullptr, open_cache(1, 0, kUnit, 1));
+    ASSERT_TRUE(dynamic_cast<QuotaFilePool*>(pool()));
+    // 5 units: water mark 4.5, risk mark 4.75.
+    ASSERT_EQ(0, pool()->set_quota("/a/", 5 * kUnit));
+    for (const char* n : {"/b/w", "/a/x", "/a/y"}) read_whole(n, n[3], 2 * kUnit);
+    EXPECT_EQ(4u, group_units("/a/"));
+    EXPECT_EQ(2u, group_units("/b/"));
+    // z takes a to 6 units, past its risk mark: an eviction starts on its own.
+    read_whole("/a/z", 'z', 2 * kUnit);
+    for (int i = 0; i < 1000 && group_units("/a/") > 4; i++) photon::thread_usleep(1000);
+    ASSERT_EQ(0, pool()->evict((size_t)0));  // (and wait for one in progress)
+    EXPECT_FALSE(media_has("a/x"));          // the least recent of a
+    EXPECT_TRUE(media_has("a/y"));
+    EXPECT_TRUE(media_has("a/z"));
+    EXPECT_TRUE(media_has("b/w"));  // another group's file, older still, stays
+    EXPECT_EQ(4u, group_units("/a/"));
+    EXPECT_EQ(6u, pool()->used_bytes() / kUnit);
+    CacheStat st{};
+    ASSERT_EQ(0, pool()->stat(&st, "/a/"));
+    EXPECT_EQ(5u, st.total_size);
+    // Below its water mark again, a caches what it reads.
+    int reads = stats_.reads;
+    read_whole("/a/y", 'y', 2 * kUnit);
+    EXPECT_EQ(reads, stats_.reads);
+    // A quota below its usage: the group is evicted down to its water mark at once.
+    ASSERT_EQ(0, pool()->set_quota("/a/", 3 * kUnit));  // water mark 2.7 units
+    for (int i = 0; i < 1000 && group_units("/a/") > 2; i++) photon::thread_usleep(1000);
+    ASSERT_EQ(0, pool()->evict((size_t)0));
+    EXPECT_EQ(2u, group_units("/a/"));
+    EXPECT_FALSE(media_has("a/z"));  // y was read last
+    EXPECT_TRUE(media_has("a/y"));
+    EXPECT_TRUE(media_has("b/w"));
+}
+
+TEST_F(FullFileCache, AGroupOverQuotaServesReadsFromTheSourceWithoutCaching) {
+    ASSERT_EQ(0, ::mkdir(src_dir_.path("a").c_str(), 0755));
+    make_file("a/big", 7, 4 * kUnit);
+    ASSERT_NE(nullptr, open_cache(1, 0, kUnit, 1));
+    ASSERT_EQ(0, pool()->set_quota("/a/", kUnit / 2));  // below one unit: full at once
+    std::unique_ptr<IFile> f(cfs_->open("/a/big", O_RDONLY));
+    ASSERT_TRUE(f);
+    for (int round = 0; round < 3; round++) {
+        expect_read(f.get(), 7, 4 * kUnit, 0, 4 * kUnit);
+        expect_read(f.get(), 7, 4 * kUnit, kUnit - 100, 200);  // straddles two units
+    }
+    f.reset();
+    ASSERT_EQ(0, pool()->evict((size_t)0));
+    EXPECT_LE(group_units("/a/"), 1u);
+    EXPECT_LE(pool()->used_bytes(), kUnit);
+}
+
+TEST_F(FullFileCache, QuotaGroupsNeedADirectoryOfTheirLevel) {
+    for (const char* d : {"d1", "d1/d2"}) ASSERT_EQ(0, ::mkdir(src_dir_.path(d).c_str(), 0755));
+    make_file("top", 1, kUnit);
+    make_file("d1/mid", 2, kUnit);
+    make_file("d1/d2/low", 3, kUnit);
+    ASSERT_NE(nullptr, open_cache(1, 0, kUnit, 2));
+    errno = 0;
+    EXPECT_EQ(nullptr, cfs_->open("/top", O_RDONLY));
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(nullptr, cfs_->open("/d1/mid", O_RDONLY));
+    read_whole("/d1/d2/low", 3, kUnit);
+    EXPECT_EQ(1u, group_units("/d1/d2/"));
+    EXPECT_EQ(-1, pool()->set_quota("/d1/", kUnit));
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(0, pool()->set_quota("/d1/d2/", 8 * kUnit));
+    CacheStat st{};
+    ASSERT_EQ(0, pool()->stat(&st, "/d1/d2/"));
+    EXPECT_EQ(8u, st.total_size);
+    // Without quota levels, a plain pool: set_quota is not supported.
+    ASSERT_NE(nullptr, open_cache());
+    EXPECT_EQ(-1, pool()->set_quota("/d1/d2/", kUnit));
+    EXPECT_EQ(ENOSYS, errno);
+}
+
+TEST_F(FullFileCache, AGroupsUsageIsRecoveredFromTheMedia) {
+    ASSERT_EQ(0, ::mkdir(src_dir_.path("g").c_str(), 0755));
+    make_file("g/f", 4, 3 * kUnit);
+    ASSERT_NE(nullptr, open_cache(1, 0, kUnit, 1));
+    read_whole("/g/f", 4, 3 * kUnit);
+    EXPECT_EQ(3u, group_units("/g/"));
+    ASSERT_NE(nullptr, open_cache(1, 0, kUnit, 1));  // a new pool over the same media
+    EXPECT_EQ(3u, group_units("/g/"));
+    int reads = stats_.reads;
+    read_whole("/g/f", 4, 3 * kUnit);
+    EXPECT_EQ(reads, stats_.reads);
+    EXPECT_EQ(3u, group_units("/g/"));
 }
 
 TEST_F(FullFileCache, RejectsARefillUnitThatIsNotAPowerOfTwo) {

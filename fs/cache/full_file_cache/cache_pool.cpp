@@ -4,7 +4,9 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,17 @@ namespace {
 
 const uint64_t kGiB = 1ULL << 30;
 const uint64_t kDiskCheckIntervalUs = 100 * 1000;
+const uint64_t kDirMaxFree = 15 * kGiB;  // a group's water mark is at most this below its quota
+const uint64_t kDirRiskGap = 2 * kGiB;   // and its risk mark at most this
+
+uint64_t dir_water_mark(uint64_t quota) {
+    return quota - std::min(quota / 100 * (100 - FileCachePool::kWaterMarkRatio), kDirMaxFree);
+}
+
+uint64_t dir_risk_mark(uint64_t quota) {
+    uint64_t half = dir_water_mark(quota) / 2 + quota / 2;
+    return std::max(quota > kDirRiskGap ? quota - kDirRiskGap : 0, half);
+}
 
 // Whether a media file is a complete one: sized as its xattr says (or the
 // media has no xattrs) and not empty.
@@ -106,18 +119,59 @@ int FileCachePool::traverse(const std::string& dir) {
     });
     SCOPED_LOCK(lock_);
     for (auto& f : files) {
-        auto& e = files_[f.name];
+        auto ins = files_.try_emplace(f.name);
+        auto& e = ins.first->second;
+        if (ins.second) e.dir = join_dir(f.name);
+        if (e.dir) e.dir->used += f.used - e.used;
+        used_ += f.used - e.used;
         e.used = f.used;
         e.last_use = ++clock_;
-        used_ += f.used;
     }
     return 0;
+}
+
+bool FileCachePool::quota_dir(std::string_view path, std::string_view* dir) const {
+    size_t pos = 0;
+    for (int i = 0; i < quota_level_; i++) {
+        pos = path.find('/', pos + 1);
+        if (pos == std::string_view::npos) return false;
+    }
+    *dir = path.substr(1, pos - 1);
+    return true;
+}
+
+FileCachePool::dir_quota* FileCachePool::join_dir(std::string_view path) {
+    std::string_view d;
+    if (!quota_level_ || !quota_dir(path, &d)) return nullptr;
+    auto it = dirs_.find(d);
+    if (it == dirs_.end())
+        it = dirs_
+                 .emplace(std::piecewise_construct, std::forward_as_tuple(d),
+                          std::forward_as_tuple())
+                 .first;
+    it->second.files++;
+    return &it->second;
+}
+
+// Under lock_, as e's file leaves the index: a group with no files and no quota of its own goes.
+void FileCachePool::leave_dir(file_entry* e) {
+    auto q = e->dir;
+    if (!q) return;
+    q->used -= std::min(q->used, e->used);
+    e->dir = nullptr;
+    if (--q->files || q->quota_set) return;
+    for (auto it = dirs_.begin(); it != dirs_.end(); ++it)
+        if (&it->second == q) return (void)dirs_.erase(it);
 }
 
 ICacheStore* FileCachePool::do_open(std::string_view pathname, int flags, mode_t mode) {
     if (pathname.empty() || pathname[0] != '/')
         LOG_ERROR_RETURN(EINVAL, nullptr, "cache: store name ` is not absolute", pathname);
     std::string name(pathname);
+    std::string_view group;
+    if (quota_level_ && !quota_dir(name, &group))
+        LOG_ERROR_RETURN(EINVAL, nullptr, "cache: ` is in no directory of quota level `", name,
+                         quota_level_);
     // The last component is the file's name: only its directories are made.
     if (name.rfind('/') > 0 && mkdir_recursive(name, media_fs_) != 0)
         LOG_ERRNO_RETURN(0, nullptr, "cache: making the media dir of ` failed", name);
@@ -137,9 +191,12 @@ ICacheStore* FileCachePool::do_open(std::string_view pathname, int flags, mode_t
     file_entry* e;
     {
         SCOPED_LOCK(lock_);
-        e = &files_[name];
+        auto ins = files_.try_emplace(name);
+        e = &ins.first->second;
+        if (ins.second) e->dir = join_dir(name);
         e->open_count++;
         used_ -= e->used;  // the store counts its cached units afresh
+        if (e->dir) e->dir->used -= std::min(e->dir->used, e->used);
         e->used = 0;
         e->last_use = ++clock_;
     }
@@ -163,6 +220,10 @@ void FileCachePool::add_used(file_entry* e, int64_t delta) {
         e->used += delta;
         used_ += delta;
         over = delta > 0 && used_ > capacity_;
+        if (auto q = e->dir) {
+            q->used = delta >= 0 ? q->used + delta : q->used - std::min<uint64_t>(q->used, -delta);
+            if (delta > 0 && q->used > dir_risk_mark(q->quota)) over = true, q->full = true;
+        }
     }
     if (delta <= 0) return;
     if (!over && disk_avail_) {
@@ -176,6 +237,10 @@ void FileCachePool::add_used(file_entry* e, int64_t delta) {
     }
     if (!over) return;
     full_ = true;
+    start_eviction();
+}
+
+void FileCachePool::start_eviction() {
     again_ = true;  // a running eviction thread goes round once more
     int idle = 0;
     if (!eviction_threads_.compare_exchange_strong(idle, 1)) return;
@@ -238,6 +303,7 @@ int64_t FileCachePool::evict_one(const std::string& name) {
             } else {
                 freed = it->second.used;
                 used_ -= it->second.used;
+                leave_dir(&it->second);
                 files_.erase(it);
             }
         }
@@ -246,10 +312,54 @@ int64_t FileCachePool::evict_one(const std::string& name) {
     return freed;
 }
 
+void FileCachePool::evict_dirs() {
+    struct over_dir {
+        dir_quota* q;
+        std::vector<std::pair<uint64_t, std::string>> lru;  // (last use, name)
+        size_t next = 0;
+    };
+    std::vector<over_dir> over;
+    {
+        SCOPED_LOCK(lock_);
+        std::map<dir_quota*, size_t> at;
+        for (auto& kv : dirs_) {
+            auto q = &kv.second;
+            if (q->used <= dir_water_mark(q->quota)) {
+                q->full = false;
+                continue;
+            }
+            at[q] = over.size();
+            over.push_back({q, {}, 0});
+        }
+        for (auto& kv : files_) {
+            auto it = kv.second.dir ? at.find(kv.second.dir) : at.end();
+            if (it != at.end() && kv.second.used > 0)
+                over[it->second].lru.push_back({kv.second.last_use.load(), kv.first});
+        }
+    }
+    for (auto& o : over) std::sort(o.lru.begin(), o.lru.end());
+    // One file from each group in turn, so that no group waits for another's whole eviction.
+    for (bool more = true; more;) {
+        more = false;
+        for (auto& o : over) {
+            bool below;
+            {
+                SCOPED_LOCK(lock_);
+                below = o.q->used <= dir_water_mark(o.q->quota);
+                if (below) o.q->full = false;
+            }
+            if (below || o.next == o.lru.size()) continue;
+            evict_one(o.lru[o.next++].second);
+            more = true;
+        }
+    }
+}
+
 void FileCachePool::eviction(uint64_t extra) {
     SCOPED_LOCK(evict_lock_);
     evicting_ = true;
     DEFER(evicting_ = false);
+    if (quota_level_) evict_dirs();
     uint64_t need = extra;
     {
         SCOPED_LOCK(lock_);
@@ -289,9 +399,29 @@ void FileCachePool::eviction(uint64_t extra) {
     full_ = false;
 }
 
-int FileCachePool::set_quota(std::string_view, size_t) {
-    errno = ENOSYS;
-    return -1;
+int FileCachePool::set_quota(std::string_view pathname, size_t quota) {
+    if (!quota_level_) LOG_ERROR_RETURN(ENOSYS, -1, "cache: the pool has no quota groups");
+    std::string_view d;
+    if (!quota_dir(pathname, &d))
+        LOG_ERROR_RETURN(EINVAL, -1, "cache: ` names no directory of quota level `", pathname,
+                         quota_level_);
+    bool over;
+    {
+        SCOPED_LOCK(lock_);
+        auto it = dirs_.find(d);
+        if (it == dirs_.end())
+            it = dirs_
+                     .emplace(std::piecewise_construct, std::forward_as_tuple(d),
+                              std::forward_as_tuple())
+                     .first;
+        auto& q = it->second;
+        q.quota = quota;
+        q.quota_set = true;
+        over = q.used > dir_risk_mark(quota);
+        if (over) q.full = true;
+    }
+    if (over) start_eviction();
+    return 0;
 }
 
 int FileCachePool::stat(CacheStat* st, std::string_view pathname) {
@@ -301,6 +431,15 @@ int FileCachePool::stat(CacheStat* st, std::string_view pathname) {
     if (pathname.empty() || pathname == "/") {
         st->total_size = capacity_ / refill_unit_;
         st->used_size = (used_ + refill_unit_ - 1) / refill_unit_;
+        return 0;
+    }
+    std::string_view d;
+    if (quota_level_ && pathname.back() == '/' && quota_dir(pathname, &d)) {
+        auto it = dirs_.find(d);
+        uint64_t quota = it == dirs_.end() ? kDefaultDirQuota : it->second.quota;
+        uint64_t used = it == dirs_.end() ? 0 : it->second.used;
+        st->total_size = quota / refill_unit_;
+        st->used_size = (used + refill_unit_ - 1) / refill_unit_;
         return 0;
     }
     auto it = files_.find(pathname);

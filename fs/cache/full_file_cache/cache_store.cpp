@@ -181,6 +181,12 @@ int FileCacheStore::size_media(off_t size) {
 }
 
 ssize_t FileCacheStore::do_pwritev2(const struct iovec* iov, int iovcnt, off_t offset, int) {
+    // A quota group past its risk mark caches nothing more until an eviction: the refill's
+    // reader is served from the source all the same.
+    if (file_pool_->dir_full(entry_)) {
+        errno = ENOSPC;
+        return -1;
+    }
     ssize_t n;
     {
         photon::scoped_rwlock l(rw_lock_, photon::RLOCK);

@@ -10,9 +10,11 @@
 // opens yield (media and source I/O). Delete a cached fs on the vCPU that
 // created it (its pool's eviction timer lives there).
 //
+// A quotaDirLevel above 0 gives per-directory quotas (QuotaFilePool,
+// full_file_cache/quota_pool.h).
+//
 // Differs from PhotonLibOS: new_ocf_cached_fs() and new_persistent_cached_fs()
-// are not provided; quotaDirLevel (per-directory quotas) is accepted and
-// unused; see doc/fs-cache.md.
+// are not provided; see doc/fs-cache.md.
 #pragma once
 
 #include <stdlib.h>

@@ -12,6 +12,15 @@
 // every periodInUs, and at once (in a coroutine of its own) when a refill
 // takes the cache past its capacity or the media below its free space floor.
 //
+// With per-directory quotas (QuotaFilePool, quota_pool.h), files are grouped
+// by the first quotaDirLevel directories of their path, and each group has a
+// quota (16 TiB until set_quota()). A group past its risk mark (its quota less
+// 2 GiB, or halfway between its water mark and its quota if higher) caches no
+// more (its reads go to the source) until an eviction, which drops its least
+// recently read files, one group after another in turn, until it is below its
+// water mark (the quota less 10% of it, at most 15 GiB); then the capacity
+// eviction above runs.
+//
 // Usable from coroutines of any vCPU; create, Init() and delete it on one
 // vCPU (its timer lives there). Calls that touch the media yield.
 #pragma once
@@ -48,9 +57,12 @@ public:
     // Recovers the media's files and starts the eviction timer.
     void Init();
 
-    // ENOSYS (no per-directory quotas).
+    // The quota (bytes) of pathname's group ("/a/" or any path under it at
+    // level 1): 0, or -1 with EINVAL if pathname has no group, ENOSYS if the
+    // pool has no quota levels (a plain FileCachePool).
     int set_quota(std::string_view pathname, size_t quota) override;
-    // The pool's (pathname empty or "/") or one file's usage, in refill units.
+    // The pool's (pathname empty or "/"), a quota group's (a path that ends in
+    // '/': its quota and usage) or one file's usage, in refill units.
     int stat(photon::fs::CacheStat* stat,
              std::string_view pathname = std::string_view(nullptr, 0)) override;
     int evict(std::string_view filename) override;
@@ -74,13 +86,24 @@ protected:
     photon::fs::ICacheStore* do_open(std::string_view pathname, int flags, mode_t mode) override;
     virtual void eviction(uint64_t extra = 0);
 
+    int quota_level_ = 0;  // directories that make a quota group; 0: no groups
+
 private:
     friend class FileCacheStore;
+    struct dir_quota {
+        uint64_t quota = kDefaultDirQuota;  // the fields under lock_
+        uint64_t used = 0;
+        size_t files = 0;
+        bool quota_set = false;
+        std::atomic<bool> full{false};  // past its risk mark: refills of its files are not cached
+    };
     struct file_entry {
         uint64_t used = 0;                  // bytes, under lock_
         int open_count = 0;                 // under lock_
         std::atomic<uint64_t> last_use{0};  // pool clock at the last read
+        dir_quota* dir = nullptr;           // its quota group, if any
     };
+    static const uint64_t kDefaultDirQuota = 16ULL << 40;
     using file_map = std::map<std::string, file_entry, std::less<>>;
 
     static uint64_t on_timer(void* self);
@@ -89,6 +112,16 @@ private:
     void touch(file_entry* e);
     void add_used(file_entry* e, int64_t delta);
     void store_closed(file_entry* e);
+    bool dir_full(const file_entry* e) const { return e->dir && e->dir->full.load(); }
+    // Starts an eviction in a coroutine of the pool's vCPU unless one runs.
+    void start_eviction();
+    // The quota group of path ("a" of "/a/b/f" at level 1); false if none.
+    bool quota_dir(std::string_view path, std::string_view* dir) const;
+    // Under lock_: path's group (made if new) and its file count, or nullptr.
+    dir_quota* join_dir(std::string_view path);
+    void leave_dir(file_entry* e);
+    // Evicts from the groups past their water marks, one file each in turn.
+    void evict_dirs();
     // Frees one file: the bytes freed (0 if unknown or busy), or -1.
     int64_t evict_one(const std::string& name);
     int traverse(const std::string& dir);
@@ -105,6 +138,7 @@ private:
     photon::mutex lock_;                 // files_, used_
     photon::mutex evict_lock_;           // one eviction at a time
     file_map files_;
+    std::map<std::string, dir_quota, std::less<>> dirs_;  // under lock_
     uint64_t used_ = 0;
     std::atomic<uint64_t> clock_{0};
     std::atomic<bool> full_{false};
