@@ -80,7 +80,7 @@ ssize_t BodyWriter::writev(const struct iovec* iov, int iovcnt) {
     return (ssize_t)sum;
 }
 
-int BodyWriter::finish() {
+int BodyWriter::finish(const Headers* trailers) {
     if (finished_) return 0;
     if (discard_) {  // a HEAD answer may declare any length and write none of it
         finished_ = true;
@@ -90,9 +90,13 @@ int BodyWriter::finish() {
         errno = EPROTO;  // the peer would wait for the rest
         return -1;
     }
-    char last[] = "0\r\n\r\n";
-    struct iovec v = {last, 5};
-    if (framing_ == Framing::Chunked && write_all(out_, &v, 1) < 0) return -1;
+    if (framing_ == Framing::Chunked) {
+        std::string last = "0\r\n";
+        if (trailers) trailers->serialize(&last);
+        last.append("\r\n");
+        struct iovec v = {&last[0], last.size()};
+        if (write_all(out_, &v, 1) < 0) return -1;
+    }
     finished_ = true;
     return 0;
 }

@@ -305,6 +305,17 @@ int Message::send() {
     return writer_.finish();
 }
 
+int Message::send(const Headers& trailers) {
+    if (send_header() < 0) return -1;
+    if (writer_.finished()) return errno = EINVAL, -1;
+    if (head_sender_) {
+        if (writer_.finish() < 0) return -1;  // (the length check: it writes nothing here)
+        return head_sender_->send_trailers(*this, trailers);
+    }
+    if (writer_.framing() != Framing::Chunked) return errno = EINVAL, -1;
+    return writer_.finish(&trailers);
+}
+
 }  // namespace http
 }  // namespace net
 }  // namespace photon

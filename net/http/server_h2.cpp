@@ -28,15 +28,32 @@ using http2::HeaderField;
 class BodyIn final : public IStream {
 public:
     explicit BodyIn(uint64_t timeout) : timeout_(timeout) {}
-    void bind(http2::Stream* s) {
+    // At the body's end, its trailers go to *trailers.
+    void bind(http2::Stream* s, Headers* trailers) {
         s_ = s;
+        trailers_ = trailers;
         timed_out_ = false;
+        expect_ = -1;
+        got_ = 0;
     }
+    // The body's Content-Length: the read of its last byte waits for the
+    // stream's end, so that the trailers are in when the reader stops.
+    void expect(int64_t length) { expect_ = length; }
     bool timed_out() const { return timed_out_; }
 
     ssize_t read(void* buf, size_t count) override {
         ssize_t n = s_->read(buf, count, timeout_);
         if (n < 0 && errno == ETIMEDOUT) timed_out_ = true;
+        if (n > 0) got_ += n;
+        bool end = n == 0 || (n > 0 && expect_ >= 0 && got_ == (uint64_t)expect_);
+        if (n > 0 && end) {
+            char extra;  // (more than the length resets the stream: never read)
+            if (s_->read(&extra, 1, timeout_) != 0) return n;
+        }
+        if (end) {
+            trailers_->clear();
+            for (auto& f : s_->trailers()) trailers_->insert(f.name, f.value);
+        }
         return n;
     }
     ssize_t readv(const struct iovec* iov, int iovcnt) override {
@@ -48,6 +65,9 @@ public:
 
 private:
     http2::Stream* s_ = nullptr;
+    Headers* trailers_ = nullptr;
+    int64_t expect_ = -1;
+    uint64_t got_ = 0;
     uint64_t timeout_;
     bool timed_out_ = false;
 };
@@ -109,6 +129,7 @@ public:
     // Serves the request of stream s through dispatch.
     void serve(http2::Stream& s, Dispatch dispatch);
     int send_head(Message& m) override;
+    int send_trailers(Message& m, const Headers& trailers) override;
 
 private:
     // The request from the stream's fields: 0, or the status to answer.
@@ -124,6 +145,7 @@ private:
     StreamResponse resp_;
     std::vector<HeaderField> fields_;  // the response head's, reused
     std::string cookie_;
+    bool ended_ = false;  // the head ended the stream (no body)
 };
 
 int Exchange::load_request() {
@@ -159,6 +181,7 @@ int Exchange::load_request() {
         uint64_t len = h.content_length();
         if (len > req_.limits().max_body_size) return 413;
         req_.head_received(Framing::ContentLength, len);
+        body_in_.expect(len);
     } else {
         req_.head_received(Framing::UntilClose, 0);
     }
@@ -181,7 +204,22 @@ int Exchange::send_head(Message& m) {
     fields_.resize(n);
     bool no_body = !resp_.may_have_body() ||
                    (r.headers.has("Content-Length") && r.headers.content_length() == 0);
+    ended_ = no_body;
     return s_->respond(fields_, no_body);
+}
+
+int Exchange::send_trailers(Message&, const Headers& trailers) {
+    if (ended_) return errno = EINVAL, -1;
+    fields_.resize(trailers.field_count());
+    size_t n = 0;
+    for (auto f : trailers) {
+        lower(f.first, &fields_[n].name);
+        if (fields_[n].name[0] == ':' || http2::connection_specific(fields_[n].name)) continue;
+        fields_[n].value.assign(f.second.data(), f.second.size());
+        fields_[n++].never_index = false;
+    }
+    fields_.resize(n);
+    return s_->finish(&fields_);
 }
 
 void Exchange::answer(int status) {
@@ -194,7 +232,8 @@ void Exchange::answer(int status) {
 
 void Exchange::serve(http2::Stream& s, Dispatch dispatch) {
     s_ = &s;
-    body_in_.bind(&s);
+    ended_ = false;
+    body_in_.bind(&s, &req_.trailers);
     body_out_.bind(&s);
     in_.reset(&body_in_);
     req_.reset(&in_, &body_out_, this);

@@ -40,12 +40,33 @@ using photon_test::h2spec_path;
 using photon_test::have_tool;
 using photon_test::run_command;
 
+// What the last /trailers-cl handler's send(trailers) returned (errno if -1).
+std::atomic<int> g_trailers_result{-2};
+
 // The handlers: /hello, /echo (the body back, no Content-Length), /slow
 // (answers after 300 ms), /fail (declares 1000 bytes, writes 10 and fails),
+// /trailers (the request body's size and trailers back, then trailers of its
+// own: x-checksum, the size), /trailers-cl (the same with a Content-Length),
 // /files/ (the fixture's directory) and / (128 KiB: h2spec needs a body past
 // the initial window).
 int handle(Request& req, Response& resp, std::string_view) {
     std::string_view path = req.abs_path();
+    if (path == "/trailers" || path == "/trailers-cl") {
+        char buf[65536];
+        size_t total = 0;
+        ssize_t n;
+        while ((n = req.read(buf, sizeof(buf))) > 0) total += n;
+        if (n < 0) return -1;
+        std::string v = "got " + std::to_string(total) + ";";
+        for (auto f : req.trailers) v.append(" ").append(f.first).append("=").append(f.second);
+        if (path == "/trailers-cl") resp.headers.content_length(v.size());
+        if (resp.write(v.data(), v.size()) != (ssize_t)v.size()) return -1;
+        Headers t;
+        t.insert("X-Checksum", std::to_string(total));
+        int r = resp.send(t);
+        if (path == "/trailers-cl") g_trailers_result = r < 0 ? errno : 0;
+        return r < 0 && path == "/trailers" ? -1 : 0;
+    }
     if (path == "/hello") {
         resp.headers.content_length(6);
         return resp.write("hello\n", 6) == 6 ? 0 : -1;
@@ -246,6 +267,60 @@ TEST_F(Http2HttpServer, NghttpTalksToIt) {
     std::string out;
     EXPECT_EQ(0, run_command("timeout 30 nghttp -d " + file("up") + " " + base_ + "/echo", &out));
     EXPECT_EQ(std::string(300000, 'u'), out);
+}
+
+// Trailers both ways over HTTP/2: nghttp's request trailer reaches the
+// handler (req.trailers), the handler's reach nghttp as a trailing HEADERS
+// frame, with or without a Content-Length.
+TEST_F(Http2HttpServer, TrailersGoBothWays) {
+    if (!have_tool("nghttp")) GTEST_SKIP() << "nghttp not installed (Debian nghttp2-client)";
+    std::ofstream(file("t")) << std::string(1000, 't');
+    for (const char* path : {"/trailers", "/trailers-cl"}) {
+        g_trailers_result = -2;
+        std::string out;
+        EXPECT_EQ(0, run_command("timeout 30 nghttp -v --trailer='x-req: r1' -d " + file("t") +
+                                     " " + base_ + path + " 2>&1",
+                                 &out));
+        EXPECT_NE(std::string::npos, out.find("got 1000; x-req=r1")) << out.substr(0, 3000);
+        EXPECT_NE(std::string::npos, out.find("x-checksum: 1000")) << out.substr(0, 3000);
+    }
+    EXPECT_EQ(0, g_trailers_result.load());  // HTTP/2 carries them past a Content-Length
+}
+
+// And over HTTP/1.1: a chunked request's trailer reaches the handler, the
+// handler's follow the last chunk of its chunked response; a response framed
+// by Content-Length cannot carry them (EINVAL) and is answered whole.
+TEST_F(Http2HttpServer, TrailersOverHttp11ChunkedBodies) {
+    if (!have_tool("python3")) GTEST_SKIP() << "python3 not installed";
+    auto raw = [&](const std::string& path) {
+        std::string out;
+        EXPECT_EQ(0, run_command("python3 -c \"import socket,sys\n"
+                                 "s=socket.create_connection(('127.0.0.1'," +
+                                     std::to_string(server_->port()) +
+                                     "))\n"
+                                     "s.sendall(b'POST " +
+                                     path +
+                                     " HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n"
+                                     "Transfer-Encoding: chunked\\r\\n\\r\\n5\\r\\nhello\\r\\n"
+                                     "0\\r\\nx-req: r1\\r\\n\\r\\n')\n"
+                                     "d=b''\n"
+                                     "while True:\n"
+                                     " b=s.recv(65536)\n"
+                                     " if not b: break\n"
+                                     " d+=b\n"
+                                     "sys.stdout.write(d.decode())\"",
+                                 &out));
+        return out;
+    };
+    std::string out = raw("/trailers");
+    EXPECT_NE(std::string::npos, out.find("Transfer-Encoding: chunked")) << out;
+    EXPECT_NE(std::string::npos, out.find("got 5; x-req=r1")) << out;
+    EXPECT_NE(std::string::npos, out.find("\r\n0\r\nX-Checksum: 5\r\n\r\n")) << out;
+    g_trailers_result = -2;
+    out = raw("/trailers-cl");
+    EXPECT_EQ(EINVAL, g_trailers_result.load());
+    EXPECT_NE(std::string::npos, out.find("Content-Length: 15")) << out;
+    EXPECT_EQ(out.size() - 15, out.find("got 5; x-req=r1")) << out;  // the body ends it
 }
 
 // 100 MiB both ways, checked with sha256sum: a file through the static

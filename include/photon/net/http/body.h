@@ -97,9 +97,12 @@ public:
     // ECONNRESET, ETIMEDOUT...).
     ssize_t write(const void* buf, size_t count);
     ssize_t writev(const struct iovec* iov, int iovcnt);
-    // Ends the body: the last chunk when chunked. -1 with errno EPROTO if
-    // fewer bytes than declared were written, or the stream's. Idempotent.
-    int finish();
+    // Ends the body: the last chunk when chunked, followed by `trailers`
+    // when given. -1 with errno EPROTO if fewer bytes than declared were
+    // written, or the stream's. Idempotent.
+    int finish(const Headers* trailers = nullptr);
+    Framing framing() const { return framing_; }
+    bool finished() const { return finished_; }
     uint64_t written() const { return written_; }
 
 private:

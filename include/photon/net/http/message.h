@@ -68,6 +68,8 @@ public:
     class HeadSender {
     public:
         virtual int send_head(Message& m) = 0;
+        // Ends the body with trailer fields (Message::send(trailers)).
+        virtual int send_trailers(Message&, const Headers&) { return errno = ENOTSUP, -1; }
 
     protected:
         ~HeadSender() = default;
@@ -147,6 +149,16 @@ public:
     // Completes the message: head if unsent, then the body's end. 0 or -1
     // (EPROTO: fewer bytes than Content-Length were written).
     int send();
+    // Extension: completes the message as send() does, with trailer fields
+    // after the body: after the last chunk of a chunked HTTP/1.1 body, or as
+    // a HEADERS frame ending an HTTP/2 stream (a response of the HTTP
+    // server). -1 with errno EINVAL where the body cannot carry them:
+    // HTTP/1.1 framed by Content-Length or by the close of the connection
+    // (an HTTP/1.0 peer), a message without a body, or one completed
+    // already; the head may have gone out, and send() completes the message.
+    // Which fields may be trailers (RFC 9110 6.5.1: not framing, routing,
+    // authentication...) is the caller's to choose.
+    int send(const Headers& trailers);
 
     int close() override { return 0; }  // the connection belongs to the caller
 
