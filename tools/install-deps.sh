@@ -54,6 +54,22 @@ for arg in "$@"; do
     esac
 done
 
+# go install asks the module proxy for the module's version list (for deprecations); where the
+# proxy refuses that but serves the version itself (s5cmd), a module whose main package is at
+# its root is built from its downloaded source instead. go_build_module MODULE@VERSION NAME BIN
+go_build_module() {
+    local dir src st
+    dir=$(GOFLAGS=-mod=mod go mod download -json "$1" 2>/dev/null |
+        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    [ -n "$dir" ] || return 1
+    src=$(mktemp -d) || return 1
+    cp -r "$dir/." "$src" && chmod -R u+w "$src" &&
+        (cd "$src" && GOFLAGS=-mod=mod go build -o "$3/$2" . </dev/null)
+    st=$?
+    rm -rf "$src"
+    return $st
+}
+
 # Installs the Go peers that are not on PATH yet; a failure (no network) is a warning.
 install_go_peers() {
     [ "$check_only" = 0 ] && [ "${#go_peers[@]}" -gt 0 ] && command -v go >/dev/null 2>&1 || return 0
@@ -64,7 +80,8 @@ install_go_peers() {
         [[ $name =~ /v[0-9]+$ ]] && name="${name%/v*}"  # a major version suffix: module/v2
         name="${name##*/}"
         command -v "$name" >/dev/null 2>&1 || [ -x "$bin/$name" ] && continue
-        if GOBIN="$bin" GOFLAGS=-mod=mod go install "$m" </dev/null; then
+        if GOBIN="$bin" GOFLAGS=-mod=mod go install "$m" </dev/null ||
+            go_build_module "$m" "$name" "$bin"; then
             echo "install-deps: installed $name ($m) in $bin"
         else
             echo "install-deps: WARNING: go install $m failed; its tests will skip" >&2
