@@ -137,6 +137,14 @@ ssize_t drain(IStream* in, char* buf, photon::sha256* sha) {
     }
 }
 
+// Runs worker in n coroutines of this vCPU and waits for them all.
+template <typename F>
+void run_workers(uint64_t n, F& worker) {
+    std::vector<join_handle*> jh;
+    for (uint64_t i = 0; i < n; i++) jh.push_back(thread_enable_join(thread_create11(worker)));
+    for (auto j : jh) thread_join(j);
+}
+
 int do_get(objstore::Client* c) {
     objstore::ObjectHeaderMeta m;
     if (c->head_object(FLAGS_key, m) < 0 || !m.has_size()) return perror("oss-perf: HEAD"), -1;
@@ -176,10 +184,7 @@ int do_get(objstore::Client* c) {
                 got += r;
             }
         };
-        std::vector<join_handle*> jh;
-        for (uint64_t i = 0; i < FLAGS_streams; i++)
-            jh.push_back(thread_enable_join(thread_create11(worker)));
-        for (auto j : jh) thread_join(j);
+        run_workers(FLAGS_streams, worker);
     }
     std::string extra;
     int ret = 0;
@@ -274,10 +279,7 @@ int do_put(objstore::Client* c) {
             sent += n;
         }
     };
-    std::vector<join_handle*> jh;
-    for (uint64_t i = 0; i < std::min<uint64_t>(FLAGS_parallel, nparts); i++)
-        jh.push_back(thread_enable_join(thread_create11(worker)));
-    for (auto j : jh) thread_join(j);
+    run_workers(std::min<uint64_t>(FLAGS_parallel, nparts), worker);
     if (g_errors) {
         c->abort_multipart_upload(ctx);
         return -1;
@@ -310,10 +312,7 @@ int do_fill_small(objstore::Client* c) {
             done++;
         }
     };
-    std::vector<join_handle*> jh;
-    for (uint64_t i = 0; i < FLAGS_inflight; i++)
-        jh.push_back(thread_enable_join(thread_create11(worker)));
-    for (auto j : jh) thread_join(j);
+    run_workers(FLAGS_inflight, worker);
     summary("requests", done, s);
     return g_errors ? -1 : 0;
 }
@@ -343,10 +342,7 @@ int do_get_small(objstore::Client* c) {
             done++;
         }
     };
-    std::vector<join_handle*> jh;
-    for (uint64_t i = 0; i < FLAGS_inflight; i++)
-        jh.push_back(thread_enable_join(thread_create11(worker)));
-    for (auto j : jh) thread_join(j);
+    run_workers(FLAGS_inflight, worker);
     std::string extra = " inflight=" + std::to_string(FLAGS_inflight);
     summary("requests", done, s, extra.c_str());
     return g_errors ? -1 : 0;

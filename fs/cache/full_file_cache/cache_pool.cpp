@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <map>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -140,17 +139,18 @@ bool FileCachePool::quota_dir(std::string_view path, std::string_view* dir) cons
     return true;
 }
 
+FileCachePool::dir_quota& FileCachePool::group(std::string_view d) {
+    auto it = dirs_.find(d);
+    if (it == dirs_.end()) it = dirs_.try_emplace(std::string(d)).first;
+    return it->second;
+}
+
 FileCachePool::dir_quota* FileCachePool::join_dir(std::string_view path) {
     std::string_view d;
     if (!quota_level_ || !quota_dir(path, &d)) return nullptr;
-    auto it = dirs_.find(d);
-    if (it == dirs_.end())
-        it = dirs_
-                 .emplace(std::piecewise_construct, std::forward_as_tuple(d),
-                          std::forward_as_tuple())
-                 .first;
-    it->second.files++;
-    return &it->second;
+    auto& q = group(d);
+    q.files++;
+    return &q;
 }
 
 // Under lock_, as e's file leaves the index: a group with no files and no quota of its own goes.
@@ -408,13 +408,7 @@ int FileCachePool::set_quota(std::string_view pathname, size_t quota) {
     bool over;
     {
         SCOPED_LOCK(lock_);
-        auto it = dirs_.find(d);
-        if (it == dirs_.end())
-            it = dirs_
-                     .emplace(std::piecewise_construct, std::forward_as_tuple(d),
-                              std::forward_as_tuple())
-                     .first;
-        auto& q = it->second;
+        auto& q = group(d);
         q.quota = quota;
         q.quota_set = true;
         over = q.used > dir_risk_mark(quota);

@@ -117,7 +117,9 @@ private:
     void start_eviction();
     // The quota group of path ("a" of "/a/b/f" at level 1); false if none.
     bool quota_dir(std::string_view path, std::string_view* dir) const;
-    // Under lock_: path's group (made if new) and its file count, or nullptr.
+    // Under lock_: the group named d, made if new.
+    dir_quota& group(std::string_view d);
+    // Under lock_: path's group (made if new), its file count up; nullptr if none.
     dir_quota* join_dir(std::string_view path);
     void leave_dir(file_entry* e);
     // Evicts from the groups past their water marks, one file each in turn.
