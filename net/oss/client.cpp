@@ -115,10 +115,19 @@ public:
         }
         return total;
     }
+    // In pieces, each hashed right after it went out, so that the hashing overlaps the
+    // transfer of the piece before: one large write then one large hash left the peer idle
+    // while the client hashed (a single 1 GiB PUT: all sent, then all hashed).
     ssize_t write(const void* buf, size_t n) override {
-        ssize_t r = inner->write(buf, n);
-        if (r > 0) account(buf, r);
-        return r;
+        const char* p = (const char*)buf;
+        size_t done = 0;
+        while (done < n) {
+            size_t k = std::min(n - done, kPiece);
+            ssize_t r = inner->write(p + done, k);
+            if (r > 0) account(p + done, r), done += r;
+            if (r != (ssize_t)k) return done ? (ssize_t)done : r;
+        }
+        return (ssize_t)done;
     }
     ssize_t writev(const struct iovec* iov, int iovcnt) override {
         ssize_t total = 0;
@@ -132,6 +141,7 @@ public:
     }
 
 private:
+    static constexpr size_t kPiece = 256 * 1024;
     void account(const void* buf, size_t n) {
         crc = crc64ecma_extend(buf, n, crc);
         if (want_md5) md5.update(buf, n);
