@@ -196,6 +196,10 @@ def main():
                     if summary_field(r["out"], "bytes") != str(size):
                         sys.exit(f"oss-bench: oss-perf get read {summary_field(r['out'], 'bytes')}")
                     record("get", "photon", r, size)
+                    r = ours_run(["-op=get", "-key=big", "-md5=false"], "oss-perf get -md5=false")
+                    if summary_field(r["out"], "bytes") != str(size):
+                        sys.exit(f"oss-bench: oss-perf get read {summary_field(r['out'], 'bytes')}")
+                    record("get", "photon, no MD5 check", r, size)
                     r = run_timed(s5 + ["cat", f"s3://{BUCKET}/big"], srv, args.client_cpu)
                     check(r, "s5cmd cat")
                     record("get", "s5cmd", r, size)
@@ -218,6 +222,15 @@ def main():
                         ("photon single PUT", lambda: ours_run(
                             ["-op=put", "-single", "-key=put-single", f"-src={src}"],
                             "oss-perf put -single"), "put-single"),
+                        ("photon, no MD5 check", lambda: ours_run(
+                            ["-op=put", "-key=put-nomd5", f"-src={src}", "-md5=false",
+                             f"-part_size={args.part_size_mib << 20}",
+                             f"-parallel={args.parallel}"], "oss-perf put -md5=false"),
+                         "put-nomd5"),
+                        ("photon single PUT, no MD5 check", lambda: ours_run(
+                            ["-op=put", "-single", "-key=put-single-nomd5", f"-src={src}",
+                             "-md5=false"], "oss-perf put -single -md5=false"),
+                         "put-single-nomd5"),
                         ("s5cmd", lambda: run_timed(
                             s5 + ["cp", "-c", str(args.parallel), "-p", str(args.part_size_mib),
                                   src, f"s3://{BUCKET}/put-s5cmd"], srv, args.client_cpu),

@@ -72,6 +72,7 @@ DEFINE_uint64(inflight, 64, "get_small / fill_small: coroutines, one request in 
 DEFINE_uint64(duration, 5, "get_small: seconds");
 DEFINE_uint64(requests, 0, "get_small: stop after this many GETs (0: after -duration)");
 DEFINE_string(event_engine, "default", "epoll | io_uring | default (io_uring, else epoll)");
+DEFINE_bool(md5, true, "check whole bodies against MD5 ETags (ClientOptions::s3_md5_check)");
 
 namespace {
 
@@ -354,6 +355,7 @@ int run() {
     o.bucket = FLAGS_bucket;
     o.region = FLAGS_region;
     o.path_style = true;
+    o.s3_md5_check = FLAGS_md5;
     o.sign_version = objstore::SignVersion::S3V4;
     std::string ak = FLAGS_access_key, sk = FLAGS_secret_key;
     if (ak.empty() && getenv("AWS_ACCESS_KEY_ID")) ak = getenv("AWS_ACCESS_KEY_ID");

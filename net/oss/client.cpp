@@ -298,7 +298,7 @@ public:
                     if (r >= 0 && (size_t)r != size) return errno = EIO, -1;
                     return r;
                 }
-            } wctx{c.writer, &sent, c.body_size, s3_};
+            } wctx{c.writer, &sent, c.body_size, s3_ && opt_.s3_md5_check};
             if (c.writer) {
                 op->req.headers.content_length(c.body_size);
                 op->body_writer = HttpOp::BodyWriter(&wctx, &WriterCtx::fire);
@@ -431,7 +431,8 @@ public:
         auto crc = h["x-oss-hash-crc64ecma"];
         if (!crc.empty() && strtoull(std::string(crc).c_str(), nullptr, 10) != sent->crc)
             LOG_ERROR_RETURN(EIO, -1, "oss: the service's crc64 ` != ours `", crc, sent->crc);
-        if (s3_ && whole_put && is_md5_etag(etag) && etag != detail::hex(sent->md5.finalize()))
+        if (sent->want_md5 && whole_put && is_md5_etag(etag) &&
+            etag != detail::hex(sent->md5.finalize()))
             LOG_ERROR_RETURN(EIO, -1, "oss: ETag ` is not the MD5 of the bytes sent", etag);
         return 0;
     }
@@ -526,7 +527,7 @@ public:
             if (op->status_code == 200 && offset > 0)
                 LOG_ERROR_RETURN(EIO, -1, "oss: a ranged GET of ` got the whole object", object);
             std::string etag = m.has_etag() ? m.etag : std::string();
-            in.reset(&op->resp, s3_ && whole && is_md5_etag(etag));
+            in.reset(&op->resp, s3_ && opt_.s3_md5_check && whole && is_md5_etag(etag));
             ssize_t r = reader.fire(&in);
             if (r < 0) {
                 *retry = true;

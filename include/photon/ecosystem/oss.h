@@ -77,6 +77,10 @@ struct ClientOptions {
     // Path-style URLs (endpoint/bucket/key) instead of virtual-hosted ones
     // (bucket.endpoint/key); what local servers and IP endpoints need.
     bool path_style = false;
+    // S3: check a whole object's body, sent or received, against an ETag that
+    // is its MD5 (EIO on a mismatch). MD5 costs about 1.5 ms of CPU per MiB,
+    // most of a transfer's CPU on a fast link; CRC-64 (OSS) is always checked.
+    bool s3_md5_check = true;
 };
 
 #define PHOTON_OSS_OPTIONAL_FIELD(type, name, flag)    \
