@@ -3,7 +3,8 @@
 # scratch in a temporary directory, runs the result, and exits nonzero on any failure.
 #
 #   fetchcontent  FetchContent_Declare(photon SOURCE_DIR <photon source>), no download
-#   install       build photon, `cmake --install` it into a temporary prefix, then
+#   install       build photon (or take --photon-build's), `cmake --install` it into a
+#                 temporary prefix, then
 #                 find_package(photon CONFIG REQUIRED) from that prefix, and compile the same
 #                 main.cpp with `pkg-config --cflags --libs photon` from that prefix; if photon
 #                 was built with FUSE, find_package again where fuse3 cannot be found: the
@@ -17,6 +18,8 @@
 #   --c-compiler CC     C compiler for photon (default: cmake's choice)
 #   --cxx-compiler CXX  C++ compiler (default: cmake's choice; `c++` for the pkg-config build)
 #   --jobs N            build parallelism (default: 2)
+#   --photon-build DIR  install: a photon build tree to install (built already, with install
+#                       rules), instead of building photon again
 #   --keep              keep the temporary directory
 # CXXFLAGS from the environment reach every compile (CMake reads it on configure). The consumer
 # is built as C++14 (photon itself stays C++17) with -Wall -Wextra -Werror, so photon's public
@@ -32,6 +35,7 @@ cc=""
 cxx=""
 jobs=2
 keep=0
+photon_build=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
         --c-compiler) cc="$2"; shift ;;
         --cxx-compiler) cxx="$2"; shift ;;
         --jobs) jobs="$2"; shift ;;
+        --photon-build) photon_build="$(cd "$2" && pwd)"; shift ;;
         --keep) keep=1 ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -101,11 +106,16 @@ run_fetchcontent() {
 
 run_install() {
     local pb="$tmp/photon-build" prefix="$tmp/prefix" b="$tmp/find_package"
-    step "build photon and install it into $prefix"
-    "$cmake_bin" -S "$src" -B "$pb" "${common_args[@]}" \
-        -DPHOTON_BUILD_TESTING=OFF -DPHOTON_BUILD_EXAMPLES=OFF -DPHOTON_INSTALL=ON \
-        -DCMAKE_INSTALL_PREFIX=/nonexistent/photon-prefix || fail "configure photon"
-    build "$pb"
+    if [ -n "$photon_build" ]; then
+        pb="$photon_build"
+        step "install the photon build in $pb into $prefix"
+    else
+        step "build photon and install it into $prefix"
+        "$cmake_bin" -S "$src" -B "$pb" "${common_args[@]}" \
+            -DPHOTON_BUILD_TESTING=OFF -DPHOTON_BUILD_EXAMPLES=OFF -DPHOTON_INSTALL=ON \
+            -DCMAKE_INSTALL_PREFIX=/nonexistent/photon-prefix || fail "configure photon"
+        build "$pb"
+    fi
     # --prefix differs from the configured one on purpose: the package must be relocatable.
     "$cmake_bin" --install "$pb" --config Release --prefix "$prefix" || fail "cmake --install"
 
