@@ -81,6 +81,9 @@ fi
 # The S3 side of the bucketfs target: versitygw serving BENCH_DIR/s3 on a free port, the
 # file as the object bench/file (a hard link: the posix backend keeps objects as files).
 if [[ " $TARGETS " == *" bucketfs "* ]]; then
+    # An empty cache: one left by a run on another file (SIZE_MB) would serve that file's
+    # size and bytes (the full-file cache trusts its media for files that do not change).
+    rm -rf "$BENCH_DIR/cache"
     mkdir -p "$BENCH_DIR/s3/bench" "$BENCH_DIR/cache"
     ln -f "$SRC/file" "$BENCH_DIR/s3/bench/file"
     S3_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
