@@ -4,7 +4,7 @@
 //            [-event_engine epoll|io_uring|default] [-buf_size 512] [-duration 0]
 //   net-perf -client [-client_mode streaming|ping-pong] [-client_connection_num 100]
 //            [-ip 127.0.0.1] [-port 9527] [-buf_size 512] [-duration 10]
-//            [-stream_window_kib 64]
+//            [-stream_window_kib 256]
 //
 // The server echoes what it receives (one recv of up to buf_size, then a
 // write of it) on each of vcpu_num vCPUs (SO_REUSEPORT). The client opens
@@ -45,7 +45,7 @@ DEFINE_int32(vcpu_num, 1, "vCPUs (OS threads); the server listens on each with S
 DEFINE_string(socket_type, "tcp", "tcp | et (both edge-triggered TCP) | io_uring");
 DEFINE_string(event_engine, "default", "epoll | io_uring | default (io_uring, else epoll)");
 DEFINE_uint64(duration, 0, "seconds to run, then print a summary and exit; 0 = until a signal");
-DEFINE_uint64(stream_window_kib, 64,
+DEFINE_uint64(stream_window_kib, 256,
               "streaming: KiB a connection's writer may be ahead of its reader (at least one "
               "message); bounds what is still in flight when the client stops");
 
@@ -112,13 +112,20 @@ int serve_on_this_vcpu(bool reuseport) {
 // echoes: the client had stopped, and the server was still echoing them.
 void stream_connection(ISocketStream* s) {
     std::unique_ptr<char[]> out(new char[FLAGS_buf_size]());
-    uint64_t window = std::max<uint64_t>(1, (FLAGS_stream_window_kib << 10) / FLAGS_buf_size);
-    photon::semaphore credits(window);
+    uint64_t window = std::max<uint64_t>(2, (FLAGS_stream_window_kib << 10) / FLAGS_buf_size);
+    photon::semaphore credits(0);
     bool reading = true;
     auto writer = thread_enable_join(thread_create11([&] {
+        // Out of credit, it waits for half a window back at once: a wake-up per message
+        // (the writer and the reader taking turns) halved the throughput.
+        uint64_t have = window;
         while (!g_stop.load(std::memory_order_relaxed) && reading) {
-            if (credits.wait(1, 100 * 1000) < 0) continue;  // (looks at the flags again)
+            if (have == 0) {
+                if (credits.wait(window / 2, 100 * 1000) < 0) continue;  // (the flags again)
+                have = window / 2;
+            }
             if (s->write(out.get(), FLAGS_buf_size) != (ssize_t)FLAGS_buf_size) break;
+            have--;
         }
         s->shutdown(ShutdownHow::Write);  // the server echoes what is in flight, then closes
     }));
