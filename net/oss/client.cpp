@@ -95,9 +95,12 @@ public:
     uint64_t bytes = 0, crc = 0;
     photon::md5 md5;
     bool want_md5 = false;
+    bool want_crc = true;
 
-    void reset(IStream* s, bool with_md5) {
+    // with_crc false: no CRC-64 (a GET whose service sent none to compare with).
+    void reset(IStream* s, bool with_md5, bool with_crc = true) {
         inner = s, bytes = 0, crc = 0, md5 = photon::md5(), want_md5 = with_md5;
+        want_crc = with_crc;
     }
     int close() override { return 0; }
     ssize_t read(void* buf, size_t n) override {
@@ -143,7 +146,7 @@ public:
 private:
     static constexpr size_t kPiece = 256 * 1024;
     void account(const void* buf, size_t n) {
-        crc = crc64ecma_extend(buf, n, crc);
+        if (want_crc) crc = crc64ecma_extend(buf, n, crc);
         if (want_md5) md5.update(buf, n);
         bytes += n;
     }
@@ -527,7 +530,8 @@ public:
             if (op->status_code == 200 && offset > 0)
                 LOG_ERROR_RETURN(EIO, -1, "oss: a ranged GET of ` got the whole object", object);
             std::string etag = m.has_etag() ? m.etag : std::string();
-            in.reset(&op->resp, s3_ && opt_.s3_md5_check && whole && is_md5_etag(etag));
+            in.reset(&op->resp, s3_ && opt_.s3_md5_check && whole && is_md5_etag(etag),
+                     m.has_crc64());
             ssize_t r = reader.fire(&in);
             if (r < 0) {
                 *retry = true;
