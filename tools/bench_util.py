@@ -34,6 +34,17 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def stop_process(proc):
+    """SIGTERM to proc if it still runs, SIGKILL after 10 s; waits for it."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Server:
     """Runs cmd while the `with` block lasts, once it listens on port and tls_port (either may
     be None); SIGTERM at the end, SIGKILL after 10 s."""
@@ -53,9 +64,4 @@ class Server:
         return self
 
     def __exit__(self, *exc):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)

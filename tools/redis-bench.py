@@ -27,7 +27,6 @@ per-round ratios. Only processes this script started are stopped, by PID.
 import argparse
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -36,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_util import cpu_seconds, free_port, wait_port  # noqa: E402
+from bench_util import cpu_seconds, free_port, stop_process, wait_port  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -63,16 +62,6 @@ def commands_processed(port):
 
 
 
-def stop(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def measure(cmd, server, port, args, ends_itself):
     """Runs one load generator; the window's figures."""
     pin = ["taskset", "-c", str(args.client_cpu)]
@@ -91,7 +80,7 @@ def measure(cmd, server, port, args, ends_itself):
                     p.wait(timeout=args.duration + 30)
                 except subprocess.TimeoutExpired:
                     pass
-            stop(p)
+            stop_process(p)
         out.seek(0)
         text = out.read()
     n = n1 - n0 - 1  # the second INFO
@@ -161,7 +150,7 @@ def main():
                           f"client_us_per_req={r['client_us']:.3f} client_cpu={r['client_cpu']:.0f}% "
                           f"server_us_per_req={r['server_us']:.3f}", flush=True)
     finally:
-        stop(server)
+        stop_process(server)
         tmp.cleanup()
 
     def med(xs):
