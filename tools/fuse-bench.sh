@@ -182,6 +182,19 @@ run_fio() {
         "$RES/fio.out" >> "$RES/all"
 }
 
+# run_target KIND LABEL TEST VARIANT...: if TARGETS has KIND, mounts it with each variant's
+# options in turn and runs fio TEST on it.
+run_target() {
+    local kind=$1 label=$2 test=$3 o
+    shift 3
+    [[ " $TARGETS " == *" $kind "* ]] || return 0
+    for o in "$@"; do
+        mount_target "$kind" "$o"
+        run_fio "$label${o:+[$o]}" "$test" "$MNT"
+        unmount_target
+    done
+}
+
 : > "$RES/all"
 IFS=';' read -ra pt_variants <<< "$PT_OPTS"
 IFS=';' read -ra bindfs_variants <<< "$BINDFS_OPTS"
@@ -191,25 +204,9 @@ for round in $(seq "$ROUNDS"); do
     echo "round $round/$ROUNDS ..."
     for test in $TESTS; do
         run_fio "direct-on-dir" "$test" "$SRC"
-        if [[ " $TARGETS " == *" photon "* ]]; then
-            for o in "${pt_variants[@]}"; do
-                mount_target photon "$o"
-                run_fio "photon${o:+[$o]}" "$test" "$MNT"
-                unmount_target
-            done
-        fi
-        if [[ " $TARGETS " == *" bindfs "* ]]; then
-            for o in "${bindfs_variants[@]}"; do
-                mount_target bindfs "$o"
-                run_fio "bindfs${o:+[$o]}" "$test" "$MNT"
-                unmount_target
-            done
-        fi
-        if [[ " $TARGETS " == *" bucketfs "* ]]; then
-            mount_target bucketfs ""
-            run_fio "bucketfs+cache" "$test" "$MNT"
-            unmount_target
-        fi
+        run_target photon photon "$test" "${pt_variants[@]}"
+        run_target bindfs bindfs "$test" "${bindfs_variants[@]}"
+        run_target bucketfs bucketfs+cache "$test" ""
     done
 done
 
