@@ -121,9 +121,7 @@ int FileCachePool::traverse(const std::string& dir) {
         auto ins = files_.try_emplace(f.name);
         auto& e = ins.first->second;
         if (ins.second) e.dir = join_dir(f.name);
-        if (e.dir) e.dir->used += f.used - e.used;
-        used_ += f.used - e.used;
-        e.used = f.used;
+        set_used(&e, f.used);
         e.last_use = ++clock_;
     }
     return 0;
@@ -153,11 +151,17 @@ FileCachePool::dir_quota* FileCachePool::join_dir(std::string_view path) {
     return &q;
 }
 
-// Under lock_, as e's file leaves the index: a group with no files and no quota of its own goes.
+void FileCachePool::set_used(file_entry* e, uint64_t used) {
+    used_ = used_ - e->used + used;
+    if (auto q = e->dir) q->used = q->used - std::min(q->used, e->used) + used;
+    e->used = used;
+}
+
+// Under lock_, as e's file (its bytes gone) leaves the index: a group with no files and no
+// quota of its own goes.
 void FileCachePool::leave_dir(file_entry* e) {
     auto q = e->dir;
     if (!q) return;
-    q->used -= std::min(q->used, e->used);
     e->dir = nullptr;
     if (--q->files || q->quota_set) return;
     for (auto it = dirs_.begin(); it != dirs_.end(); ++it)
@@ -195,9 +199,7 @@ ICacheStore* FileCachePool::do_open(std::string_view pathname, int flags, mode_t
         e = &ins.first->second;
         if (ins.second) e->dir = join_dir(name);
         e->open_count++;
-        used_ -= e->used;  // the store counts its cached units afresh
-        if (e->dir) e->dir->used -= std::min(e->dir->used, e->used);
-        e->used = 0;
+        set_used(e, 0);  // the store counts its cached units afresh
         e->last_use = ++clock_;
     }
     return new FileCacheStore(this, f, refill_unit_, e, known ? st.st_size : 0, known);
@@ -217,13 +219,10 @@ void FileCachePool::add_used(file_entry* e, int64_t delta) {
     bool over;
     {
         SCOPED_LOCK(lock_);
-        e->used += delta;
-        used_ += delta;
+        set_used(e, e->used + delta);
         over = delta > 0 && used_ > capacity_;
-        if (auto q = e->dir) {
-            q->used = delta >= 0 ? q->used + delta : q->used - std::min<uint64_t>(q->used, -delta);
-            if (delta > 0 && q->used > dir_risk_mark(q->quota)) over = true, q->full = true;
-        }
+        auto q = e->dir;
+        if (delta > 0 && q && q->used > dir_risk_mark(q->quota)) over = true, q->full = true;
     }
     if (delta <= 0) return;
     if (!over && disk_avail_) {
@@ -302,7 +301,7 @@ int64_t FileCachePool::evict_one(const std::string& name) {
                 freed = -1;
             } else {
                 freed = it->second.used;
-                used_ -= it->second.used;
+                set_used(&it->second, 0);
                 leave_dir(&it->second);
                 files_.erase(it);
             }

@@ -121,6 +121,8 @@ private:
     dir_quota& group(std::string_view d);
     // Under lock_: path's group (made if new), its file count up; nullptr if none.
     dir_quota* join_dir(std::string_view path);
+    // Under lock_: e's bytes become `used`; the pool's and its group's totals follow.
+    void set_used(file_entry* e, uint64_t used);
     void leave_dir(file_entry* e);
     // Evicts from the groups past their water marks, one file each in turn.
     void evict_dirs();
