@@ -204,8 +204,7 @@ void H2Exchange::bind(H2Pool* pool, H2Conn* c, Request* req, Response* resp, boo
     has_body_ = has_body;
     finished_ = !has_body;
     responded_ = false;
-    expect_ = -1;
-    got_ = 0;
+    body_end_.reset();
     deadline_ = deadline;
     in_.reset(this);
     Headers keep(std::move(req->headers));  // binding clears them
@@ -275,33 +274,18 @@ int H2Exchange::receive_response(Verb request_verb) {
     }
     bool none = request_verb == Verb::HEAD || status == 204 || status == 304;
     bool cl = resp.headers.has("Content-Length");
-    expect_ = none ? 0 : cl ? (int64_t)resp.headers.content_length() : -1;
+    body_end_.reset(none ? 0 : cl ? (int64_t)resp.headers.content_length() : -1);
     Framing framing = none ? Framing::None : cl ? Framing::ContentLength : Framing::UntilClose;
     resp.head_received(framing, cl ? resp.headers.content_length() : 0);
     return 0;
 }
 
-// A body read through the stream. Trailers go to resp.trailers at the
-// body's end; for a body with a Content-Length (whose reader stops at the
-// last byte), the read of that byte waits for the stream's end to take them.
+// A body read through the stream; trailers go to resp.trailers (h2_body.h).
 ssize_t H2Exchange::read(void* buf, size_t count) {
     if (!stream_) return errno = ENOTCONN, -1;
-    ssize_t n = stream_->read(buf, count, deadline_.timeout());
+    ssize_t n = body_end_.read(stream_, buf, count, deadline_.timeout(),
+                               resp_ ? &resp_->trailers : nullptr);
     if (n < 0 && deadline_.expired()) errno = ETIMEDOUT;
-    if (n > 0) got_ += n;
-    bool end = n == 0 || (n > 0 && expect_ >= 0 && got_ == (uint64_t)expect_);
-    if (n > 0 && end) {
-        char extra;
-        ssize_t r = stream_->read(&extra, 1, deadline_.timeout());
-        if (r != 0) {
-            if (r > 0) errno = EPROTO;  // more than its Content-Length: the check resets it
-            return n;                   // the bytes first; the reader sees any error next
-        }
-    }
-    if (end && resp_) {
-        resp_->trailers.clear();
-        for (auto& h : stream_->trailers()) resp_->trailers.insert(h.name, h.value);
-    }
     return n;
 }
 

@@ -23,6 +23,7 @@
 
 #include "../http2/client_connection.h"
 #include "client_internal.h"
+#include "h2_body.h"
 
 namespace photon {
 namespace net {
@@ -134,8 +135,7 @@ private:
     Timeout deadline_;
     InputBuffer in_;
     bool has_body_ = false, finished_ = false, responded_ = false;
-    int64_t expect_ = -1;  // the response's Content-Length, to see its end in time
-    uint64_t got_ = 0;
+    H2BodyEnd body_end_;  // the response's Content-Length, to see its end in time
 };
 
 }  // namespace http

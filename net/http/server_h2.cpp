@@ -13,6 +13,7 @@
 
 #include "../http2/request_check.h"
 #include "../http2/server_connection.h"
+#include "h2_body.h"
 
 namespace photon {
 namespace net {
@@ -28,32 +29,19 @@ using http2::HeaderField;
 class BodyIn final : public IStream {
 public:
     explicit BodyIn(uint64_t timeout) : timeout_(timeout) {}
-    // At the body's end, its trailers go to *trailers.
+    // At the body's end, its trailers go to *trailers (h2_body.h).
     void bind(http2::Stream* s, Headers* trailers) {
         s_ = s;
         trailers_ = trailers;
         timed_out_ = false;
-        expect_ = -1;
-        got_ = 0;
+        end_.reset();
     }
-    // The body's Content-Length: the read of its last byte waits for the
-    // stream's end, so that the trailers are in when the reader stops.
-    void expect(int64_t length) { expect_ = length; }
+    void expect(int64_t length) { end_.reset(length); }  // the body's Content-Length
     bool timed_out() const { return timed_out_; }
 
     ssize_t read(void* buf, size_t count) override {
-        ssize_t n = s_->read(buf, count, timeout_);
+        ssize_t n = end_.read(s_, buf, count, timeout_, trailers_);
         if (n < 0 && errno == ETIMEDOUT) timed_out_ = true;
-        if (n > 0) got_ += n;
-        bool end = n == 0 || (n > 0 && expect_ >= 0 && got_ == (uint64_t)expect_);
-        if (n > 0 && end) {
-            char extra;  // (more than the length resets the stream: never read)
-            if (s_->read(&extra, 1, timeout_) != 0) return n;
-        }
-        if (end) {
-            trailers_->clear();
-            for (auto& f : s_->trailers()) trailers_->insert(f.name, f.value);
-        }
         return n;
     }
     ssize_t readv(const struct iovec* iov, int iovcnt) override {
@@ -66,8 +54,7 @@ public:
 private:
     http2::Stream* s_ = nullptr;
     Headers* trailers_ = nullptr;
-    int64_t expect_ = -1;
-    uint64_t got_ = 0;
+    H2BodyEnd end_;
     uint64_t timeout_;
     bool timed_out_ = false;
 };
@@ -132,6 +119,9 @@ public:
     int send_trailers(Message& m, const Headers& trailers) override;
 
 private:
+    // Appends h's fields to fields_: names in lower case, neither pseudo-fields nor
+    // connection-specific ones.
+    void add_fields(const Headers& h);
     // The request from the stream's fields: 0, or the status to answer.
     int load_request();
     // An answer of the server's own, in place of the handler's.
@@ -191,17 +181,10 @@ int Exchange::load_request() {
 
 int Exchange::send_head(Message& m) {
     auto& r = static_cast<Response&>(m);
-    size_t n = 1;
-    fields_.resize(r.headers.size() + 1);
+    fields_.resize(1);
     fields_[0].name.assign(":status");
     fields_[0].value.assign(std::to_string(r.status_code()));
-    for (auto f : r.headers) {
-        lower(f.first, &fields_[n].name);
-        if (http2::connection_specific(fields_[n].name)) continue;
-        fields_[n].value.assign(f.second.data(), f.second.size());
-        fields_[n++].never_index = false;
-    }
-    fields_.resize(n);
+    add_fields(r.headers);
     bool no_body = !resp_.may_have_body() ||
                    (r.headers.has("Content-Length") && r.headers.content_length() == 0);
     ended_ = no_body;
@@ -210,16 +193,21 @@ int Exchange::send_head(Message& m) {
 
 int Exchange::send_trailers(Message&, const Headers& trailers) {
     if (ended_) return errno = EINVAL, -1;
-    fields_.resize(trailers.field_count());
-    size_t n = 0;
-    for (auto f : trailers) {
+    fields_.clear();
+    add_fields(trailers);
+    return s_->finish(&fields_);
+}
+
+void Exchange::add_fields(const Headers& h) {
+    size_t n = fields_.size();
+    fields_.resize(n + h.field_count());
+    for (auto f : h) {
         lower(f.first, &fields_[n].name);
         if (fields_[n].name[0] == ':' || http2::connection_specific(fields_[n].name)) continue;
         fields_[n].value.assign(f.second.data(), f.second.size());
         fields_[n++].never_index = false;
     }
     fields_.resize(n);
-    return s_->finish(&fields_);
 }
 
 void Exchange::answer(int status) {
