@@ -3,9 +3,10 @@
 // Every call goes through perform(): it builds the URL (virtual-hosted or
 // path-style), adds the dialect's headers, signs, sends, and on a 5xx, a 429 /
 // SlowDown, a timeout or a cut connection sends again after a backoff (a body
-// comes again from its BodyWriter). Bodies stream through CheckedStream, which
-// counts them and computes CRC-64 (OSS's x-oss-hash-crc64ecma) and MD5 (S3's
-// ETag of a single PUT / whole GET) on the way.
+// comes again from its BodyWriter). Bodies stream through CheckedStream
+// (checked_stream.h), which counts them and computes CRC-64 (OSS's
+// x-oss-hash-crc64ecma) and MD5 (S3's ETag of a single PUT / whole GET) on
+// the way.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include <photon/thread/thread11.h>
 
 #include "../http/mime_types.h"
+#include "checked_stream.h"
 #include "sign.h"
 #include "xml.h"
 
@@ -37,6 +39,8 @@ std::string_view lookup_mime_type(std::string_view name) {
 }
 
 namespace {
+
+using detail::CheckedStream;
 
 using namespace photon::net::http;
 using detail::uri_encode;
@@ -86,71 +90,6 @@ std::string xml_escape(std::string_view s) {
     }
     return out;
 }
-
-// Reads or writes through another stream, counting bytes and computing
-// CRC-64 and MD5 of them. Restarted for each attempt.
-class CheckedStream : public IStream {
-public:
-    IStream* inner = nullptr;
-    uint64_t bytes = 0, crc = 0;
-    photon::md5 md5;
-    bool want_md5 = false;
-    bool want_crc = true;
-
-    // with_crc false: no CRC-64 (a GET whose service sent none to compare with).
-    void reset(IStream* s, bool with_md5, bool with_crc = true) {
-        inner = s, bytes = 0, crc = 0, md5 = photon::md5(), want_md5 = with_md5;
-        want_crc = with_crc;
-    }
-    int close() override { return 0; }
-    ssize_t read(void* buf, size_t n) override {
-        ssize_t r = inner->read(buf, n);
-        if (r > 0) account(buf, r);
-        return r;
-    }
-    ssize_t readv(const struct iovec* iov, int iovcnt) override {
-        ssize_t total = 0;
-        for (int i = 0; i < iovcnt; i++) {
-            ssize_t r = read(iov[i].iov_base, iov[i].iov_len);
-            if (r < 0) return total ? total : r;
-            total += r;
-            if ((size_t)r < iov[i].iov_len) break;
-        }
-        return total;
-    }
-    // In pieces, each hashed right after it went out, so that the hashing overlaps the
-    // transfer of the piece before: one large write then one large hash left the peer idle
-    // while the client hashed (a single 1 GiB PUT: all sent, then all hashed).
-    ssize_t write(const void* buf, size_t n) override {
-        const char* p = (const char*)buf;
-        size_t done = 0;
-        while (done < n) {
-            size_t k = std::min(n - done, kPiece);
-            ssize_t r = inner->write(p + done, k);
-            if (r > 0) account(p + done, r), done += r;
-            if (r != (ssize_t)k) return done ? (ssize_t)done : r;
-        }
-        return (ssize_t)done;
-    }
-    ssize_t writev(const struct iovec* iov, int iovcnt) override {
-        ssize_t total = 0;
-        for (int i = 0; i < iovcnt; i++) {
-            ssize_t r = write(iov[i].iov_base, iov[i].iov_len);
-            if (r < 0) return total ? total : r;
-            total += r;
-            if ((size_t)r < iov[i].iov_len) break;
-        }
-        return total;
-    }
-
-private:
-    static constexpr size_t kPiece = 256 * 1024;
-    void account(const void* buf, size_t n) {
-        if (want_crc) crc = crc64ecma_extend(buf, n, crc);
-        if (want_md5) md5.update(buf, n);
-        bytes += n;
-    }
-};
 
 // One request as perform() sends it.
 struct Call {

@@ -1,0 +1,85 @@
+// CheckedStream: the object storage client's view of a body as it goes out or comes in
+// (client.cpp), counting its bytes and computing CRC-64 (OSS's x-oss-hash-crc64ecma) and MD5
+// (S3's ETags) on the way.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <sys/uio.h>
+
+#include <photon/common/checksum/crc64ecma.h>
+#include <photon/common/checksum/digest.h>
+#include <photon/common/stream.h>
+
+namespace photon {
+namespace objstore {
+namespace detail {
+
+// Reads or writes through another stream, counting bytes and computing
+// CRC-64 and MD5 of them. Restarted for each attempt.
+class CheckedStream : public IStream {
+public:
+    IStream* inner = nullptr;
+    uint64_t bytes = 0, crc = 0;
+    photon::md5 md5;
+    bool want_md5 = false;
+    bool want_crc = true;
+
+    // with_crc false: no CRC-64 (a GET whose service sent none to compare with).
+    void reset(IStream* s, bool with_md5, bool with_crc = true) {
+        inner = s, bytes = 0, crc = 0, md5 = photon::md5(), want_md5 = with_md5;
+        want_crc = with_crc;
+    }
+    int close() override { return 0; }
+    ssize_t read(void* buf, size_t n) override {
+        ssize_t r = inner->read(buf, n);
+        if (r > 0) account(buf, r);
+        return r;
+    }
+    ssize_t readv(const struct iovec* iov, int iovcnt) override {
+        ssize_t total = 0;
+        for (int i = 0; i < iovcnt; i++) {
+            ssize_t r = read(iov[i].iov_base, iov[i].iov_len);
+            if (r < 0) return total ? total : r;
+            total += r;
+            if ((size_t)r < iov[i].iov_len) break;
+        }
+        return total;
+    }
+    // In pieces, each hashed right after it went out, so that the hashing overlaps the
+    // transfer of the piece before: one large write then one large hash left the peer idle
+    // while the client hashed (a single 1 GiB PUT: all sent, then all hashed).
+    ssize_t write(const void* buf, size_t n) override {
+        const char* p = (const char*)buf;
+        size_t done = 0;
+        while (done < n) {
+            size_t k = std::min(n - done, kPiece);
+            ssize_t r = inner->write(p + done, k);
+            if (r > 0) account(p + done, r), done += r;
+            if (r != (ssize_t)k) return done ? (ssize_t)done : r;
+        }
+        return (ssize_t)done;
+    }
+    ssize_t writev(const struct iovec* iov, int iovcnt) override {
+        ssize_t total = 0;
+        for (int i = 0; i < iovcnt; i++) {
+            ssize_t r = write(iov[i].iov_base, iov[i].iov_len);
+            if (r < 0) return total ? total : r;
+            total += r;
+            if ((size_t)r < iov[i].iov_len) break;
+        }
+        return total;
+    }
+
+private:
+    static constexpr size_t kPiece = 256 * 1024;
+    void account(const void* buf, size_t n) {
+        if (want_crc) crc = crc64ecma_extend(buf, n, crc);
+        if (want_md5) md5.update(buf, n);
+        bytes += n;
+    }
+};
+
+}  // namespace detail
+}  // namespace objstore
+}  // namespace photon
