@@ -48,7 +48,7 @@ using namespace photon;
 
 inline std::string fuse_unavailable() {
     int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-    if (fd < 0) return std::string("cannot open /dev/fuse: ") + strerror(errno);
+    if (fd < 0) return std::string("cannot open /dev/fuse: ").append(strerror(errno));
     close(fd);
     if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) != 0 &&
         access("/bin/fusermount3", X_OK) != 0)
