@@ -37,14 +37,7 @@ public:
         return r;
     }
     ssize_t readv(const struct iovec* iov, int iovcnt) override {
-        ssize_t total = 0;
-        for (int i = 0; i < iovcnt; i++) {
-            ssize_t r = read(iov[i].iov_base, iov[i].iov_len);
-            if (r < 0) return total ? total : r;
-            total += r;
-            if ((size_t)r < iov[i].iov_len) break;
-        }
-        return total;
+        return each(iov, iovcnt, [this](const iovec& v) { return read(v.iov_base, v.iov_len); });
     }
     // In pieces, each hashed right after it went out, so that the hashing overlaps the
     // transfer of the piece before: one large write then one large hash left the peer idle
@@ -61,18 +54,23 @@ public:
         return (ssize_t)done;
     }
     ssize_t writev(const struct iovec* iov, int iovcnt) override {
+        return each(iov, iovcnt, [this](const iovec& v) { return write(v.iov_base, v.iov_len); });
+    }
+
+private:
+    static constexpr size_t kPiece = 256 * 1024;
+    // op on each iovec in turn until one falls short: the bytes moved, or op's -1 if none.
+    template <typename Op>
+    static ssize_t each(const struct iovec* iov, int iovcnt, Op op) {
         ssize_t total = 0;
         for (int i = 0; i < iovcnt; i++) {
-            ssize_t r = write(iov[i].iov_base, iov[i].iov_len);
+            ssize_t r = op(iov[i]);
             if (r < 0) return total ? total : r;
             total += r;
             if ((size_t)r < iov[i].iov_len) break;
         }
         return total;
     }
-
-private:
-    static constexpr size_t kPiece = 256 * 1024;
     void account(const void* buf, size_t n) {
         if (want_crc) crc = crc64ecma_extend(buf, n, crc);
         if (want_md5) md5.update(buf, n);
