@@ -252,6 +252,15 @@ int H2Exchange::send_head(Message& m) {
     return stream_ ? 0 : -1;
 }
 
+int H2Exchange::send_trailers(Message& m, const Headers& trailers) {
+    if (&m != req_ || !has_body_ || finished_) return errno = EINVAL, -1;
+    if (!stream_) return errno = ENOTCONN, -1;
+    std::vector<http2::HeaderField> f;
+    append_h2_fields(trailers, &f);
+    finished_ = true;
+    return stream_->finish(&f);
+}
+
 int H2Exchange::finish_request() {
     if (finished_) return 0;
     if (!stream_) return errno = ENOTCONN, -1;

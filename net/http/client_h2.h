@@ -119,6 +119,9 @@ public:
     bool secure() const { return conn_ && conn_->secure; }
 
     int send_head(Message& m) override;
+    // req.send(trailers): ends the request body with a HEADERS frame of them (EINVAL when the
+    // head or an earlier send ended it).
+    int send_trailers(Message& m, const Headers& trailers) override;
 
     ssize_t read(void* buf, size_t count) override;
     ssize_t readv(const struct iovec* iov, int iovcnt) override;

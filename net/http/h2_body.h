@@ -1,14 +1,20 @@
-// The body of an HTTP/2 stream as a Message reads it, on both sides (the server's request, the
-// client's response): the read that reaches the body's end takes the stream's trailers. For a
-// body with a Content-Length, whose reader stops at its last byte, the read of that byte waits
-// for the stream's end, so that the trailers are in when the reader stops.
+// A Message's fields and body on an HTTP/2 stream, on both sides. H2BodyEnd: the body as a
+// Message reads it (the server's request, the client's response): the read that reaches the
+// body's end takes the stream's trailers. For a body with a Content-Length, whose reader stops
+// at its last byte, the read of that byte waits for the stream's end, so that the trailers are
+// in when the reader stops. append_h2_fields: a Message's headers or trailers as a header block.
 #pragma once
 
 #include <cerrno>
 #include <cstdint>
+#include <string_view>
 #include <sys/types.h>
+#include <vector>
 
 #include <photon/net/http/headers.h>
+
+#include "../http2/hpack.h"
+#include "../http2/request_check.h"
 
 namespace photon {
 namespace net {
@@ -41,6 +47,25 @@ struct H2BodyEnd {
         return n;
     }
 };
+
+// Appends h's fields to *out: names in lower case, neither pseudo-fields nor connection-specific
+// ones (RFC 9113 8.2.2). Reuses the strings of the fields *out already has beyond its size.
+inline void append_h2_fields(const Headers& h, std::vector<http2::HeaderField>* out) {
+    size_t n = out->size();
+    out->resize(n + h.field_count());
+    for (auto f : h) {
+        auto& field = (*out)[n];
+        field.name.assign(f.first.data(), f.first.size());
+        for (auto& ch : field.name)
+            if (ch >= 'A' && ch <= 'Z') ch = (char)(ch | 0x20);
+        if (field.name.empty() || field.name[0] == ':' || http2::connection_specific(field.name))
+            continue;
+        field.value.assign(f.second.data(), f.second.size());
+        field.never_index = false;
+        n++;
+    }
+    out->resize(n);
+}
 
 }  // namespace http
 }  // namespace net

@@ -119,9 +119,6 @@ public:
     int send_trailers(Message& m, const Headers& trailers) override;
 
 private:
-    // Appends h's fields to fields_: names in lower case, neither pseudo-fields nor
-    // connection-specific ones.
-    void add_fields(const Headers& h);
     // The request from the stream's fields: 0, or the status to answer.
     int load_request();
     // An answer of the server's own, in place of the handler's.
@@ -184,7 +181,7 @@ int Exchange::send_head(Message& m) {
     fields_.resize(1);
     fields_[0].name.assign(":status");
     fields_[0].value.assign(std::to_string(r.status_code()));
-    add_fields(r.headers);
+    append_h2_fields(r.headers, &fields_);
     bool no_body = !resp_.may_have_body() ||
                    (r.headers.has("Content-Length") && r.headers.content_length() == 0);
     ended_ = no_body;
@@ -194,20 +191,8 @@ int Exchange::send_head(Message& m) {
 int Exchange::send_trailers(Message&, const Headers& trailers) {
     if (ended_) return errno = EINVAL, -1;
     fields_.clear();
-    add_fields(trailers);
+    append_h2_fields(trailers, &fields_);
     return s_->finish(&fields_);
-}
-
-void Exchange::add_fields(const Headers& h) {
-    size_t n = fields_.size();
-    fields_.resize(n + h.field_count());
-    for (auto f : h) {
-        lower(f.first, &fields_[n].name);
-        if (fields_[n].name[0] == ':' || http2::connection_specific(fields_[n].name)) continue;
-        fields_[n].value.assign(f.second.data(), f.second.size());
-        fields_[n++].never_index = false;
-    }
-    fields_.resize(n);
 }
 
 void Exchange::answer(int status) {

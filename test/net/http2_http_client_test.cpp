@@ -109,7 +109,8 @@ private:
 // An HTTP/2 server on 127.0.0.1 (TCP, or TLS offering only h2) on a vCPU of
 // its own thread; counts the connections it accepted. Paths: /hello, /echo,
 // /big/N, /sha (the body's sha256 in hex), /slow (answers after 2 s),
-// /redirect (302 to /hello), /trailers, /goaway-once (the first such
+// /redirect (302 to /hello), /trailers, /req-trailers (the request body's
+// size, then its trailers, one per line), /goaway-once (the first such
 // request is refused and its connection stopped with GOAWAY).
 class Peer {
 public:
@@ -191,6 +192,16 @@ private:
                 c.stop();
                 s.reset(ErrorCode::REFUSED_STREAM);
             }
+        } else if (path == "/req-trailers") {
+            char buf[4096];
+            ssize_t n;
+            size_t total = 0;
+            while ((n = s.read(buf, sizeof(buf))) > 0) total += n;
+            std::string body = std::to_string(total) + "\n";
+            for (auto& f : s.trailers()) body += f.name + ": " + f.value + "\n";
+            s.respond({{":status", n < 0 ? "400" : "200"},
+                       {"content-length", std::to_string(body.size())}});
+            s.write(body.data(), body.size());
         } else if (path == "/headers") {  // the request's fields, one per line
             std::string body;
             for (auto& f : s.request()) body += f.name + ": " + f.value + "\n";
@@ -344,6 +355,30 @@ TEST_P(Http2HttpClient, EchoesAndHashesBodiesOfEachKind) {
         ASSERT_EQ(0, op->call()) << errno;
         EXPECT_EQ("body", photon_test::body_of(op));
         EXPECT_EQ("1234", op->resp.trailers["x-checksum"]);
+    }
+    {  // request trailers from the body writer; pseudo and connection fields dropped
+        auto op = c->new_operation(Verb::POST, peer.url("/req-trailers"));
+        DEFER(op->destroy());
+        int sent = -2, again = -2, again_errno = 0;
+        auto writer = [&](Request* req) -> ssize_t {
+            if (req->write(data.data(), data.size()) != (ssize_t)data.size()) return -1;
+            Headers t;
+            t.insert("X-Checksum", "abcd");
+            t.insert("Connection", "close");
+            t.insert("grpc-status", "0");
+            sent = req->send(t);
+            again = req->send(t);  // the stream has ended
+            again_errno = errno;
+            return sent;
+        };
+        op->body_writer = writer;
+        ASSERT_EQ(0, op->call()) << errno;
+        EXPECT_EQ(0, sent);
+        EXPECT_EQ(-1, again);
+        EXPECT_EQ(EINVAL, again_errno);
+        EXPECT_EQ(HttpVersion::Http2, op->http_version());
+        EXPECT_EQ(std::to_string(data.size()) + "\nx-checksum: abcd\ngrpc-status: 0\n",
+                  photon_test::body_of(op));
     }
     EXPECT_EQ(1, peer.accepts.load());
 }
