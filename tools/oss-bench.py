@@ -12,11 +12,13 @@ live in memory, as does the upload source file) on a free 127.0.0.1 port, pinned
 --server-cpu; each client in turn pinned to --client-cpu. Set-up, untimed: the bucket
 (s5cmd mb), a --size-mib file of random bytes uploaded as the object `big` (oss-perf put), and
 --small-count objects of 4 KiB, small/000000.. (oss-perf fill_small), all through the S3 API;
-`big` is read back with its sha256 checked before the rounds. Per round:
+`big` is read back with its sha256 checked before the rounds. Per round, each test's clients
+run in turn, starting one later each round (whoever runs first after the other test's
+transfers meets a colder server):
 
-- get: `oss-perf -op get` (one streamed whole-object GET, its body discarded, the byte count
-  checked), `s5cmd cat s3://photon/big > /dev/null` (its default ranged GETs, 5 x 50 MiB in
-  flight) and `curl --aws-sigv4 ... -o /dev/null` (one GET, the size checked).
+- get: `oss-perf -op get` (one streamed whole-object GET read 64 KiB at a time, its body
+  discarded, the byte count checked), `s5cmd cat s3://photon/big > /dev/null` (its default
+  ranged GETs, 5 x 50 MiB in flight) and `curl --aws-sigv4 ... -o /dev/null` (one GET, the size checked).
 - put: `oss-perf -op put` (multipart from the file mapped in memory, --part-size-mib parts,
   --parallel in flight), `s5cmd cp FILE s3://...` with the same part size and concurrency,
   and `curl -T FILE` (one PUT: curl has no multipart upload); also `oss-perf -op put -single`,
@@ -51,6 +53,13 @@ from bench_util import Server, cpu_seconds, free_port  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 AK, SK, BUCKET = "photonbench", "photonbenchsecret", "photon"
+
+
+def rotated(runs, rnd):
+    """runs starting at a different one each round: the first after a phase change (the server
+    just wrote 1 GiB, say) runs on a colder server, and no client should always be it."""
+    k = rnd % len(runs)
+    return runs[k:] + runs[:k]
 
 
 def run_timed(cmd, server, cpu, stdout=subprocess.DEVNULL, timeout=600):
@@ -192,27 +201,35 @@ def main():
 
             for rnd in range(args.rounds):
                 if "get" in tests:
-                    r = ours_run(["-op=get", "-key=big"], "oss-perf get")
-                    if summary_field(r["out"], "bytes") != str(size):
-                        sys.exit(f"oss-bench: oss-perf get read {summary_field(r['out'], 'bytes')}")
-                    record("get", "photon", r, size)
-                    r = ours_run(["-op=get", "-key=big", "-md5=false"], "oss-perf get -md5=false")
-                    if summary_field(r["out"], "bytes") != str(size):
-                        sys.exit(f"oss-bench: oss-perf get read {summary_field(r['out'], 'bytes')}")
-                    record("get", "photon, no MD5 check", r, size)
-                    r = run_timed(s5 + ["cat", f"s3://{BUCKET}/big"], srv, args.client_cpu)
-                    check(r, "s5cmd cat")
-                    record("get", "s5cmd", r, size)
-                    with tempfile.TemporaryFile(mode="w+") as o:
-                        r = run_timed(curl + ["-o", "/dev/null", "-w", "%{size_download}",
-                                              f"{url}/{BUCKET}/big"], srv, args.client_cpu,
-                                      stdout=o)
-                        o.seek(0)
-                        got = o.read().strip()
-                    check(r, "curl GET")
-                    if got != str(size):
-                        sys.exit(f"oss-bench: curl read {got} bytes of {size}")
-                    record("get", "curl", r, size)
+                    def ours_get(extra, what):
+                        r = ours_run(["-op=get", "-key=big"] + extra, what)
+                        if summary_field(r["out"], "bytes") != str(size):
+                            sys.exit(f"oss-bench: {what} read {summary_field(r['out'], 'bytes')}")
+                        return r
+
+                    def s5cmd_get():
+                        r = run_timed(s5 + ["cat", f"s3://{BUCKET}/big"], srv, args.client_cpu)
+                        check(r, "s5cmd cat")
+                        return r
+
+                    def curl_get():
+                        with tempfile.TemporaryFile(mode="w+") as o:
+                            r = run_timed(curl + ["-o", "/dev/null", "-w", "%{size_download}",
+                                                  f"{url}/{BUCKET}/big"], srv, args.client_cpu,
+                                          stdout=o)
+                            o.seek(0)
+                            got = o.read().strip()
+                        check(r, "curl GET")
+                        if got != str(size):
+                            sys.exit(f"oss-bench: curl read {got} bytes of {size}")
+                        return r
+
+                    runs = [("photon", lambda: ours_get([], "oss-perf get")),
+                            ("photon, no MD5 check",
+                             lambda: ours_get(["-md5=false"], "oss-perf get -md5=false")),
+                            ("s5cmd", s5cmd_get), ("curl", curl_get)]
+                    for name, fn in rotated(runs, rnd):
+                        record("get", name, fn(), size)
                 if "put" in tests:
                     runs = [
                         ("photon", lambda: ours_run(
@@ -239,7 +256,7 @@ def main():
                             curl + ["-o", "/dev/null", "-T", src, f"{url}/{BUCKET}/put-curl"],
                             srv, args.client_cpu), "put-curl"),
                     ]
-                    for name, fn, key in runs:
+                    for name, fn, key in rotated(runs, rnd):
                         r = fn()
                         check(r, f"{name} PUT")
                         record("put", name, r, size)

@@ -72,6 +72,9 @@ DEFINE_uint64(inflight, 64, "get_small / fill_small: coroutines, one request in 
 DEFINE_uint64(duration, 5, "get_small: seconds");
 DEFINE_uint64(requests, 0, "get_small: stop after this many GETs (0: after -duration)");
 DEFINE_string(event_engine, "default", "epoll | io_uring | default (io_uring, else epoll)");
+DEFINE_uint64(read_kib, 64,
+              "KiB asked of each read of a GET body (64: the buffer stays in cache and the"
+              " socket never drains; 1024 was 0.75x as fast)");
 DEFINE_bool(md5, true, "check whole bodies against MD5 ETags (ClientOptions::s3_md5_check)");
 
 namespace {
@@ -80,7 +83,6 @@ using namespace photon;
 namespace objstore = photon::objstore;
 
 constexpr size_t kSmall = 4096;
-constexpr size_t kReadChunk = 1 << 20;
 
 std::atomic<uint64_t> g_errors{0};
 
@@ -130,7 +132,7 @@ void summary(const char* what, uint64_t n, const span& s, const char* extra = ""
 ssize_t drain(IStream* in, char* buf, photon::sha256* sha) {
     ssize_t total = 0;
     for (;;) {
-        ssize_t r = in->read(buf, kReadChunk);
+        ssize_t r = in->read(buf, FLAGS_read_kib << 10);
         if (r < 0) return -1;
         if (r == 0) return total;
         if (sha) sha->update(buf, r);
@@ -158,7 +160,7 @@ int do_get(objstore::Client* c) {
     std::atomic<uint64_t> got{0};
     span s;
     if (FLAGS_streams == 1) {
-        std::unique_ptr<char[]> buf(new char[kReadChunk]);
+        std::unique_ptr<char[]> buf(new char[FLAGS_read_kib << 10]);
         auto reader = [&](IStream* in) -> ssize_t {
             if (sha) *sha = photon::sha256();  // a retry starts again
             return drain(in, buf.get(), sha.get());
@@ -169,7 +171,7 @@ int do_get(objstore::Client* c) {
     } else {
         std::atomic<uint64_t> next{0};
         auto worker = [&]() {
-            std::unique_ptr<char[]> buf(new char[kReadChunk]);
+            std::unique_ptr<char[]> buf(new char[FLAGS_read_kib << 10]);
             for (;;) {
                 uint64_t off = next.fetch_add(FLAGS_part_size);
                 if (off >= size) break;
@@ -223,7 +225,9 @@ struct source {
             struct stat st;
             if (fd < 0 || fstat(fd, &st) < 0) return perror("oss-perf: -src"), -1;
             size = st.st_size;
-            void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+            // Not MAP_POPULATE: mapping 1 GiB up front held the upload back by ~0.2 s (3.41
+            // against 3.17 s for a 1 GiB PUT); faults while sending overlap the transfer.
+            void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
             ::close(fd);
             if (p == MAP_FAILED) return perror("oss-perf: mmap"), -1;
             data = (char*)p, mapped = true;
