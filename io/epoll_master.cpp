@@ -20,6 +20,7 @@
 #include <photon/common/utility.h>
 #include <photon/io/fd-events.h>
 
+#include "../thread/wait_note.h"
 #include "epoll_util.h"
 #include "fd_poll.h"
 
@@ -183,8 +184,10 @@ private:
         if (w.next) w.next->prev = &w;
         slots_[fd].head = &w;
         thread_pin_current(true);  // only this vCPU's engine can wake it
+        set_wait_note(wait_note(kWaitNoteFd, want, fd));
         int r = thread_usleep(timeout);
         int e = errno;
+        set_wait_note(0);
         thread_pin_current(false);
         if (w.th) unlink(slots_[fd], w);  // not woken by the engine
         if (r == 0) {

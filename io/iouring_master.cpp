@@ -11,6 +11,7 @@
 
 #include <photon/common/alog.h>
 
+#include "../thread/wait_note.h"
 #include "fd_poll.h"
 #include "iouring_ring.h"
 
@@ -48,8 +49,10 @@ public:
         if (timeout.expired()) return poll_once(fd, interests);
         poll_waiter w;
         link(fd, &w);
+        set_wait_note(wait_note(kWaitNoteFd, interests & EVENT_RWE, fd));
         ring_->execute_until(
             w, [&](io_uring_sqe* sqe) { io_uring_prep_poll_add(sqe, fd, mask); }, timeout);
+        set_wait_note(0);
         unlink(fd, &w);
         if (w.res == -EBADF && !w.cancel_errno) w.res = -EINVAL;  // not an open fd
         // A poll consumes nothing: an interrupt (or close) that raced with

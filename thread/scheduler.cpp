@@ -64,7 +64,7 @@ inline void prefetch_ahead(vcpu_t* v, thread* to) {
 // Switches from `from` (already accounted for) to `to`, the new front.
 inline void switch_to(vcpu_t* v, thread* from, thread* to) {
     CURRENT = to;
-    if ((++v->switch_count & kMaintenanceMask) == 0) vcpu_maintenance(v);
+    if ((++v->switch_count & kMaintenanceMask) == 0) vcpu_maintenance(v, from);
     prefetch_ahead(v, to);
     before_switch(from, to, false);
     arch::photon_switch_context(&from->sp, to->sp);
@@ -134,9 +134,10 @@ void run_due(vcpu_t* v) {
 // Blocks the OS thread until the run queue has work: in the event engine,
 // which may wake coroutines itself, or in a futex. Runs on the stack of
 // whichever coroutine went to sleep last.
-void idle_until_runnable(vcpu_t* v) {
+void idle_until_runnable(vcpu_t* v, thread* on_stack) {
     while (v->rq.empty()) {
         run_due(v);
+        if (v->dump.load(std::memory_order_relaxed)) serve_dump(v, on_stack);
         if (!v->rq.empty()) return;
         uint64_t deadline = v->sleepq.next_deadline();
         // Read the clock once: other vCPUs move it, and a deadline that has
@@ -151,7 +152,8 @@ void idle_until_runnable(vcpu_t* v) {
         // (qemu-user runs AArch64's stlr/ldar pair without a fence between).
         v->idle_sleeping.store(true, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (!v->has_standby.load(std::memory_order_seq_cst)) {
+        if (!v->has_standby.load(std::memory_order_seq_cst) &&
+            !v->dump.load(std::memory_order_seq_cst)) {
             if (IdleWait* engine = v->idle_wait)
                 engine->wait_and_fire_events(timeout);
             else
@@ -178,8 +180,9 @@ void notify_vcpu(vcpu_t* v) {
     }
 }
 
-void vcpu_maintenance(vcpu_t* v) {
+void vcpu_maintenance(vcpu_t* v, thread* on_stack) {
     run_due(v);
+    if (v->dump.load(std::memory_order_relaxed)) serve_dump(v, on_stack);
     IdleWait* engine = v->idle_wait;
     if (engine && clock_now() - v->engine_polled >= kEnginePollUs) {
         v->engine_polled = clock_now();
@@ -211,7 +214,7 @@ void make_ready_locked(thread* th, int err) {
 // Hands the vCPU to the next runnable coroutine after `self` left the run
 // queue; returns when `self` is resumed.
 static void switch_out(vcpu_t* v, thread* self) {
-    if (v->rq.empty()) idle_until_runnable(v);
+    if (v->rq.empty()) idle_until_runnable(v, self);
     thread* next = v->rq.front();
     if (next == self) return;  // woken while idling on our own stack
     switch_to(v, self, next);
@@ -227,6 +230,7 @@ int sleep_current(uint64_t deadline, defer_func defer, void* arg) {
     }
     self->error_number = -1;
     self->state = SLEEPING;
+    self->slept_at = clock_now();
     if (deadline != UINT64_MAX) {
         self->deadline = deadline;
         v->sleepq.push(self);
@@ -254,7 +258,7 @@ int thread_yield() {
     vcpu_t* v = self->vcpu;
     thread* next = self->next();
     if (next == self) {
-        vcpu_maintenance(v);
+        vcpu_maintenance(v, self);
         next = self->next();
     }
     if (next != self) {
@@ -320,7 +324,7 @@ bool wake_bounce(vcpu_t* v) {
 void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* arg, bool dies) {
     if (self->single() && !wake_bounce(v)) {
         v->rq.erase(self);
-        idle_until_runnable(v);  // no stack for the bounce: wait here instead
+        idle_until_runnable(v, self);  // no stack for the bounce: wait here instead
     }
     v->rq.erase(self);
     thread* next = v->rq.front();

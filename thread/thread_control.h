@@ -89,6 +89,11 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
 
     void* tls = nullptr;  // coroutine-local values (thread-key.cpp)
 
+    // For dumps (dump.cpp): when it last went to sleep, and what it waits on
+    // when its waiter said so (wait_note.h; 0: not said).
+    uint64_t slept_at = 0;
+    uint64_t wait_note = 0;
+
     // Its vCPU's list of every coroutine it has, for debuggers
     // (tools/photon-gdb.py); changed by that vCPU only (vcpu.h).
     thread* all_prev = nullptr;

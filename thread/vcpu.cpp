@@ -98,6 +98,11 @@ void unregister_vcpu(vcpu_t* v) {
 
 }  // namespace
 
+void for_each_vcpu_locked(void (*fn)(vcpu_t*, void*), void* arg) {
+    std::lock_guard<std::mutex> lock(g_vcpus_mu);
+    for (auto v = static_cast<vcpu_t*>(photon_gdb_vcpus); v; v = v->all_vcpus_next) fn(v, arg);
+}
+
 uint64_t __update_now() {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -203,6 +208,7 @@ int vcpu_fini() {
     // Remote wakeups that raced with the last exits land here; nobody is left.
     v->rq.erase(self);
     unregister_vcpu(v);
+    end_dump(v);  // after: no dump can post a part to it any more
     CURRENT = nullptr;
     stack_guard_vcpu_fini();
     delete self;

@@ -49,6 +49,10 @@ struct vcpu_t : vcpu_base {
     thread* all_head = nullptr;
     vcpu_t* all_vcpus_next = nullptr;
     uint64_t engine_polled = 0;  // `now` at the last non-blocking engine poll
+    // A dump's part for this vCPU to fill (dump.cpp), and how far it got in
+    // all_head's list (moved on when the coroutine there ends or leaves).
+    std::atomic<struct dump_part*> dump{nullptr};
+    thread* dump_cursor = nullptr;
 
     ~vcpu_t() {
         rq.release();
@@ -73,6 +77,7 @@ inline void all_link(vcpu_t* v, thread* th) {
     v->all_head = th;
 }
 inline void all_unlink(vcpu_t* v, thread* th) {
+    if (v->dump_cursor == th) v->dump_cursor = th->all_next;
     if (th->all_prev)
         th->all_prev->all_next = th->all_next;
     else
@@ -80,6 +85,17 @@ inline void all_unlink(vcpu_t* v, thread* th) {
     if (th->all_next) th->all_next->all_prev = th->all_prev;
     th->all_prev = th->all_next = nullptr;
 }
+
+// Calls fn(v, arg) for every vCPU, holding the lock that keeps each from
+// ending meanwhile (fn must not wait for a vCPU).
+void for_each_vcpu_locked(void (*fn)(vcpu_t*, void*), void* arg);
+
+// Fills a slice of the dump part posted to v, if any (dump.cpp). v's own
+// OS thread, between coroutines' turns, on the stack of on_stack (whose
+// saved context is stale: it is walked from here).
+void serve_dump(vcpu_t* v, thread* on_stack);
+// v ends: a dump part still posted to it is finished as it stands.
+void end_dump(vcpu_t* v);
 
 // Makes sleeping `th` runnable with `err` as its wakeup result; th->lock is
 // held by the caller. Works from any OS thread.
@@ -111,6 +127,6 @@ void wake_wait_all(vcpu_t* v);
 
 // Refreshes `now`; runs expired timers, drains standby into the run queue
 // and, at most every kEnginePollUs, polls the event engine without blocking.
-void vcpu_maintenance(vcpu_t* v);
+void vcpu_maintenance(vcpu_t* v, thread* on_stack);
 
 }  // namespace photon

@@ -1,6 +1,6 @@
 // thread-perf: micro-benchmarks of the coroutine core through the public API.
 //
-//   thread-perf [--rounds R] [--only yield|yield10|create|memory|million]
+//   thread-perf [--rounds R] [--only yield|yield10|create|memory|million|dump]
 //
 // Each benchmark runs R rounds (default 7; 3 at most for the memory rows) and
 // prints the median and the range; see doc/performance.md for figures and how
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <photon/photon.h>
+#include <photon/thread/dump.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
@@ -185,6 +186,47 @@ std::pair<double, double> page_fault_floor(uint64_t n) {
     return {touch, seconds_since(t0)};
 }
 
+// `dump`: n sleepers (64 KiB stacks: the dump does not depend on their size), dumped as
+// text with backtraces, as JSON, and as text without backtraces. Prints each dump's wall
+// time, the longest a vCPU spent copying at once, and the output's size.
+void run_dump(uint64_t n) {
+    std::vector<photon::join_handle*> jh;
+    jh.reserve(n);
+    for (uint64_t i = 0; i < n; i++) {
+        auto th =
+            photon::thread_create(&sleep_an_hour, nullptr, 64 * 1024, 0, photon::THREAD_JOINABLE);
+        if (!th) break;
+        jh.push_back(reinterpret_cast<photon::join_handle*>(th));
+    }
+    photon::thread_yield();
+    struct variant {
+        const char* name;
+        bool json;
+        int frames;
+    } variants[] = {{"text, 16 frames", false, 16},
+                    {"JSON, 16 frames", true, 16},
+                    {"text, no frames", false, 0}};
+    for (auto& v : variants) {
+        photon::ThreadDumpOptions o;
+        o.json = v.json;
+        o.max_frames = v.frames;
+        o.timeout_us = 60ULL * 1000 * 1000;
+        std::string out;
+        auto t0 = clock_type::now();
+        int r = photon::thread_dump(&out, o);
+        double sec = seconds_since(t0);
+        double slice_ms = -1;
+        size_t at = out.find(v.json ? "\"max_slice_us\":" : "held a vCPU ");
+        if (at != std::string::npos)
+            slice_ms = v.json ? atof(out.c_str() + at + 15) / 1000 : atof(out.c_str() + at + 12);
+        printf("dump of %lu sleepers, %-16s %s: %.3f s, longest slice %.3f ms, %.1f MiB\n",
+               (unsigned long)jh.size(), v.name, r == 0 ? "ok" : "FAILED", sec, slice_ms,
+               out.size() / 1048576.0);
+    }
+    for (auto h : jh) photon::thread_interrupt(reinterpret_cast<photon::thread*>(h), 0);
+    for (auto h : jh) photon::thread_join(h);
+}
+
 void run_sleepers(uint64_t n, int rounds) {
     std::vector<double> created, rss, pte, create, teardown, interrupt, maps, floor_c, floor_t;
     for (int r = 0; r < rounds; r++) {
@@ -247,7 +289,8 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--rounds R] [--only yield|yield10|create|memory|million]\n",
+            fprintf(stderr,
+                    "usage: %s [--rounds R] [--only yield|yield10|create|memory|million|dump]\n",
                     argv[0]);
             return 2;
         }
@@ -278,6 +321,7 @@ int main(int argc, char** argv) {
         }
         if (n) run_sleepers(n, std::min(rounds, 3));
     }
+    if (only == "dump") run_dump(1000000);  // not in the default set: a long run
     photon::fini();
     return 0;
 }

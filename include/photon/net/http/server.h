@@ -176,6 +176,11 @@ HTTPHandler* new_proxy_handler(Director cb_Director, Modifier cb_Modifier, Clien
 // Forward proxy: absolute-form targets are fetched, CONNECT is tunnelled.
 HTTPHandler* new_default_forward_proxy_handler(uint64_t timeout = -1);
 
+// Extension: the coroutine dump of photon/thread/dump.h (every coroutine of every vCPU, with
+// backtraces): GET as text, ?format=json (or Accept: application/json) as JSON, ?frames=N to
+// cap the backtraces. 503 while another dump runs. Mount it where only operators reach it.
+HTTPHandler* new_thread_dump_handler();
+
 HTTPServer* new_http_server();
 // Extension: with limits and timeouts.
 HTTPServer* new_http_server(const ServerOptions& options);
