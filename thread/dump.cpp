@@ -27,6 +27,7 @@
 #include <photon/common/alog.h>
 
 #include "arch/frame.h"
+#include "symbols.h"
 #include "vcpu.h"
 #include "wait_note.h"
 
@@ -83,18 +84,12 @@ __attribute__((no_sanitize("address"))) void saved_frame(const thread* th, uintp
 #endif
 }
 
-// Follows the frame-pointer chain within [lo, hi): each frame holds the caller's frame pointer
-// and the return address; a chain that leaves the stack or does not climb ends the walk.
-__attribute__((no_sanitize("address"))) void walk(dump_part* p, uintptr_t fp, uintptr_t lo,
-                                                  uintptr_t hi) {
-    while (p->frames.size() - p->recs.back().frame0 < (size_t)p->opt.max_frames) {
-        if (fp < lo || fp + 16 > hi || (fp & 7)) break;
-        auto f = reinterpret_cast<const uintptr_t*>(fp);
-        if (!f[1]) break;
-        p->frames.push_back(reinterpret_cast<void*>(f[1]));
-        if (f[0] <= fp) break;
-        fp = f[0];
-    }
+// Appends the return addresses of the chain from fp (symbols.h) to p's frames.
+void walk(dump_part* p, uintptr_t fp, uintptr_t lo, uintptr_t hi) {
+    void* pcs[256];
+    size_t room = (size_t)p->opt.max_frames - (p->frames.size() - p->recs.back().frame0);
+    size_t n = walk_frames(fp, lo, hi, pcs, std::min(room, sizeof(pcs) / sizeof(pcs[0])));
+    p->frames.insert(p->frames.end(), pcs, pcs + n);
 }
 
 void copy(dump_part* p, thread* th, thread* on_stack) {
@@ -178,46 +173,6 @@ void end_dump(vcpu_t* v) {
 }
 
 namespace {
-
-// Addresses to names, each looked up once per dump.
-class Names {
-public:
-    const std::string& of(const void* addr, bool return_address) {
-        auto it = cache_.find(addr);
-        if (it != cache_.end()) return it->second;
-        std::string& s = cache_[addr];
-        // A return address points after its call, maybe past the function's end.
-        auto a = static_cast<const char*>(addr) - (return_address ? 1 : 0);
-        Dl_info info;
-        char buf[64];
-        if (addr && dladdr(a, &info)) {
-            const char* base =
-                info.dli_sname ? (const char*)info.dli_saddr : (const char*)info.dli_fbase;
-            if (info.dli_sname) {
-                int status = 0;
-                char* d = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
-                s = status == 0 && d ? d : info.dli_sname;
-                free(d);
-            } else {
-                const char* slash = info.dli_fname ? strrchr(info.dli_fname, '/') : nullptr;
-                s = "(";
-                s += slash ? slash + 1 : info.dli_fname ? info.dli_fname : "?";
-            }
-            if (static_cast<const char*>(addr) != base) {
-                snprintf(buf, sizeof(buf), "+0x%tx", static_cast<const char*>(addr) - base);
-                s += buf;
-            }
-            if (!info.dli_sname) s += ")";
-        } else {
-            snprintf(buf, sizeof(buf), "%p", addr);
-            s = buf;
-        }
-        return s;
-    }
-
-private:
-    std::unordered_map<const void*, std::string> cache_;
-};
 
 const char* state_name(const dump_record& r) {
     if (r.running) return "running";
@@ -320,7 +275,7 @@ struct Formatter {
 
     const ThreadDumpOptions& opt;
     std::string* out;
-    Names names;
+    SymbolNames names;
 
     // Per pc, the frame as text ("0x... name") and as JSON ({"pc":..,"symbol":..}).
     std::unordered_map<const void*, std::string> frame_text, frame_json;
@@ -573,15 +528,27 @@ int thread_dump_on_signal(int signo, int fd) {
         g_sig_installed = false;
         LOG_ERRNO_RETURN(0, -1, "thread_dump_on_signal: pipe");
     }
-    std::thread([fd] {
-        char buf[64];
-        for (;;) {
-            ssize_t n = read(g_sig_pipe[0], buf, sizeof(buf));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return;
-            thread_dump_to_fd(fd);
-        }
-    }).detach();
+    // The helper is born with every signal blocked: signals sent to the process go to the
+    // program's threads.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    try {
+        std::thread([fd] {
+            char buf[64];
+            for (;;) {
+                ssize_t n = read(g_sig_pipe[0], buf, sizeof(buf));
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) return;
+                thread_dump_to_fd(fd);
+            }
+        }).detach();
+    } catch (const std::exception& e) {
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        g_sig_installed = false;
+        LOG_ERROR_RETURN(EAGAIN, -1, "thread_dump_on_signal: cannot start its thread: `", e.what());
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     struct sigaction sa = {};
     sa.sa_handler = &on_dump_signal;
     sa.sa_flags = SA_RESTART;

@@ -64,7 +64,10 @@ inline void prefetch_ahead(vcpu_t* v, thread* to) {
 // Switches from `from` (already accounted for) to `to`, the new front.
 inline void switch_to(vcpu_t* v, thread* from, thread* to) {
     CURRENT = to;
-    if ((++v->switch_count & kMaintenanceMask) == 0) vcpu_maintenance(v, from);
+    // Stored atomically: the slow-turn detector reads it from its own thread.
+    uint64_t n = v->switch_count + 1;
+    __atomic_store_n(&v->switch_count, n, __ATOMIC_RELAXED);
+    if ((n & kMaintenanceMask) == 0) vcpu_maintenance(v, from);
     prefetch_ahead(v, to);
     before_switch(from, to, false);
     arch::photon_switch_context(&from->sp, to->sp);
@@ -260,6 +263,8 @@ int thread_yield() {
     if (next == self) {
         vcpu_maintenance(v, self);
         next = self->next();
+        // A turn ends here too, for the slow-turn detector, though nothing else ran.
+        if (next == self) __atomic_store_n(&v->lone_yields, v->lone_yields + 1, __ATOMIC_RELAXED);
     }
     if (next != self) {
         v->rq.node = next;
@@ -329,7 +334,7 @@ void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* a
     v->rq.erase(self);
     thread* next = v->rq.front();
     CURRENT = next;
-    ++v->switch_count;
+    __atomic_store_n(&v->switch_count, v->switch_count + 1, __ATOMIC_RELAXED);
     before_switch(self, next, dies);
     arch::photon_switch_context_hook(&self->sp, next->sp, hook, arg);
     after_switch(self);

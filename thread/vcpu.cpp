@@ -98,6 +98,9 @@ void unregister_vcpu(vcpu_t* v) {
 
 }  // namespace
 
+void vcpu_registry_lock() { g_vcpus_mu.lock(); }
+void vcpu_registry_unlock() { g_vcpus_mu.unlock(); }
+
 void for_each_vcpu_locked(void (*fn)(vcpu_t*, void*), void* arg) {
     std::lock_guard<std::mutex> lock(g_vcpus_mu);
     for (auto v = static_cast<vcpu_t*>(photon_gdb_vcpus); v; v = v->all_vcpus_next) fn(v, arg);
@@ -170,6 +173,7 @@ int vcpu_init(uint64_t flags) {
     v->nthreads = 1;
     all_link(v, main);
     v->rq.push_back(main);
+    slow_turn_vcpu_init(v);
     register_vcpu(v);
     CURRENT = main;
     stack_guard_vcpu_init();
@@ -209,6 +213,7 @@ int vcpu_fini() {
     v->rq.erase(self);
     unregister_vcpu(v);
     end_dump(v);  // after: no dump can post a part to it any more
+    slow_turn_vcpu_fini();
     CURRENT = nullptr;
     stack_guard_vcpu_fini();
     delete self;

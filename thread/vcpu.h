@@ -9,6 +9,9 @@
 // the `standby` list, which only the owning vCPU drains.
 #pragma once
 
+#include <pthread.h>
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -24,6 +27,18 @@ namespace photon {
 
 // thread::error_number of a sleeper woken by its deadline.
 constexpr int kTimedOut = -2;
+
+// Where a slow turn was caught (slow_turn.cpp): filled by the signal handler on the vCPU's own
+// OS thread when the detector asked (state 1 -> 2), read by the detector.
+struct slow_sample {
+    std::atomic<int> state{0};  // 0: nothing asked, 1: asked (signal sent), 2: taken
+    uint64_t asked_at = 0;      // the detector's clock, us
+    uint64_t count = 0;         // switch_count when taken
+    thread* th = nullptr;
+    thread_entry entry = nullptr;
+    uint32_t n = 0;
+    void* pcs[32];
+};
 
 struct vcpu_t : vcpu_base {
     thread* main = nullptr;  // the OS thread's own context
@@ -53,6 +68,14 @@ struct vcpu_t : vcpu_base {
     // all_head's list (moved on when the coroutine there ends or leaves).
     std::atomic<struct dump_part*> dump{nullptr};
     thread* dump_cursor = nullptr;
+    // Slow-turn detection (slow_turn.cpp): the OS thread, the sample its signal handler takes,
+    // and what the detector last saw (the detector's own, under the vCPU registry's lock).
+    pthread_t os_thread{};
+    pid_t os_tid = 0;
+    uint64_t lone_yields = 0;  // thread_yield()s with nothing else to run
+    slow_sample slow;
+    uint64_t watch_count = 0, watch_since = 0;
+    bool watch_reported = false;
 
     ~vcpu_t() {
         rq.release();
@@ -85,6 +108,16 @@ inline void all_unlink(vcpu_t* v, thread* th) {
     if (th->all_next) th->all_next->all_prev = th->all_prev;
     th->all_prev = th->all_next = nullptr;
 }
+
+// The slow-turn detector (slow_turn.cpp) learns of v before it is registered, and that a
+// vCPU ended after it was unregistered (the detector runs while vCPUs do).
+void slow_turn_vcpu_init(vcpu_t* v);
+void slow_turn_vcpu_fini();
+
+// The lock of the list of vCPUs, taken around fork() (slow_turn.cpp), so that a child never
+// starts with it held by a thread it does not have.
+void vcpu_registry_lock();
+void vcpu_registry_unlock();
 
 // Calls fn(v, arg) for every vCPU, holding the lock that keeps each from
 // ending meanwhile (fn must not wait for a vCPU).

@@ -30,8 +30,11 @@ __attribute__((noinline)) int dump_test_sleep_deep(uint64_t us) {
     return r + 1;
 }
 
+// Called through a volatile pointer: no constant-argument clone (a local symbol) of it.
+int (*volatile sleep_deep)(uint64_t) = &dump_test_sleep_deep;
+
 __attribute__((noinline)) void* dump_test_sleeper(void*) {
-    dump_test_sleep_deep(photon_test::kLongUs);
+    sleep_deep(photon_test::kLongUs);
     asm volatile("" ::: "memory");
     return nullptr;
 }

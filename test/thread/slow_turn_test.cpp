@@ -1,0 +1,144 @@
+// The slow-turn detector (photon/thread/slow_turn.h): a coroutine that runs 50 ms without a
+// switch is reported once per such turn, with the backtrace where it runs; a vCPU blocked in
+// a system call is reported without a signal (the call is not cut short); yielding, idle and
+// a detector turned off give no report; a signal the program handles itself gives reports
+// without backtraces. Built with -rdynamic and frame pointers (test/CMakeLists.txt).
+#include <photon/thread/slow_turn.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+using namespace photon;
+
+// A busy loop of `ms` milliseconds: the slow turn to catch.
+__attribute__((noinline)) uint64_t slow_turn_test_busy(int ms) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    uint64_t spins = 0;
+    while (std::chrono::steady_clock::now() < end) spins++;
+    asm volatile("" ::: "memory");
+    return spins;
+}
+
+namespace {
+
+// Called through a volatile pointer: no constant-argument clone (a local symbol) of it.
+uint64_t (*volatile busy)(int) = &slow_turn_test_busy;
+
+std::mutex g_mu;
+std::vector<std::string> g_reports;
+
+void collect(const char* text, void*) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_reports.push_back(text);
+}
+
+size_t reports() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    return g_reports.size();
+}
+
+std::string report(size_t i) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    return i < g_reports.size() ? g_reports[i] : "";
+}
+
+// Waits (yielding, so that turns end) until there are n reports, at most 2 s.
+bool until_reports(size_t n) {
+    return photon_test::wait_for([n] { return reports() >= n; }, 2000);
+}
+
+class SlowTurn : public photon_test::VcpuTest {
+protected:
+    void SetUp() override {
+        VcpuTest::SetUp();
+        saved_ = get_slow_turn_options();
+        SlowTurnOptions o;
+        o.threshold_us = 10 * 1000;
+        o.report = &collect;
+        o.max_reports_per_sec = 100;
+        ASSERT_EQ(0, set_slow_turn_options(o));
+        std::lock_guard<std::mutex> lock(g_mu);
+        g_reports.clear();
+    }
+    void TearDown() override {
+        set_slow_turn_options(saved_);
+        VcpuTest::TearDown();
+    }
+    SlowTurnOptions saved_;
+};
+
+TEST_F(SlowTurn, OnByDefaultAt10ms) {
+    if (getenv("PHOTON_SLOW_TURN_US")) GTEST_SKIP() << "PHOTON_SLOW_TURN_US is set here";
+#if defined(__SANITIZE_THREAD__) || defined(PHOTON_TSAN)
+    EXPECT_EQ(0u, saved_.threshold_us);
+#else
+    EXPECT_EQ(10000u, saved_.threshold_us);
+#endif
+    EXPECT_EQ(SIGURG, saved_.signo);
+}
+
+TEST_F(SlowTurn, EachBusyTurnIsReportedOnceWithWhereItRuns) {
+    for (size_t i = 0; i < 5; i++) {
+        busy(50);
+        ASSERT_TRUE(until_reports(i + 1)) << "turn " << i << " was not reported";
+        std::string r = report(i);
+        EXPECT_NE(std::string::npos, r.find("slow turn: vCPU ")) << r;
+        EXPECT_NE(std::string::npos, r.find("without a switch; entry (the vCPU's own thread)"))
+            << r;
+        EXPECT_NE(std::string::npos, r.find("slow_turn_test_busy(int)")) << r;
+        photon::thread_usleep(5 * 1000);  // a few checks: no second report of the same turn
+        EXPECT_EQ(i + 1, reports()) << report(i + 1);
+    }
+}
+
+TEST_F(SlowTurn, ABlockingSystemCallIsReportedAndNotCutShort) {
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(0, ::usleep(60 * 1000));  // no signal: no EINTR
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(60));
+    ASSERT_TRUE(until_reports(1));
+    std::string r = report(0);
+    EXPECT_NE(std::string::npos, r.find("blocked in a system call")) << r;
+}
+
+TEST_F(SlowTurn, YieldingIdleOrOffIsNotReported) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+    while (std::chrono::steady_clock::now() < end) {  // busy, but yielding every 1 ms
+        busy(1);
+        photon::thread_yield();
+    }
+    photon::thread_usleep(60 * 1000);  // idle
+    EXPECT_EQ(0u, reports()) << report(0);
+    SlowTurnOptions o = get_slow_turn_options();
+    o.threshold_us = 0;
+    ASSERT_EQ(0, set_slow_turn_options(o));
+    busy(50);
+    photon::thread_usleep(20 * 1000);
+    EXPECT_EQ(0u, reports()) << report(0);
+}
+
+void programs_handler(int) {}
+
+TEST_F(SlowTurn, ASignalTheProgramHandlesIsLeftToIt) {
+    struct sigaction sa = {}, old = {};
+    sa.sa_handler = &programs_handler;
+    ASSERT_EQ(0, sigaction(SIGUSR1, &sa, &old));
+    SlowTurnOptions o = get_slow_turn_options();
+    o.signo = SIGUSR1;
+    ASSERT_EQ(0, set_slow_turn_options(o));
+    busy(50);
+    ASSERT_TRUE(until_reports(1));
+    EXPECT_NE(std::string::npos, report(0).find("its signal is the program's")) << report(0);
+    sigaction(SIGUSR1, &old, nullptr);
+    o.signo = SIGKILL;
+    EXPECT_EQ(-1, set_slow_turn_options(o));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+}  // namespace
