@@ -1,7 +1,7 @@
-// The slow-turn detector (photon/thread/slow_turn.h): a coroutine that runs 50 ms without a
-// switch is reported once per such turn, with the backtrace where it runs; a vCPU blocked in
-// a system call is reported without a signal (the call is not cut short); yielding, idle and
-// a detector turned off give no report; a signal the program handles itself gives reports
+// The slow-turn detector (photon/thread/slow_turn.h): a coroutine that runs without a switch
+// past the threshold is reported once per such turn, with the backtrace where it runs; a vCPU
+// blocked in a system call is reported without a signal (the call is not cut short); yielding, idle
+// and a detector turned off give no report; a signal the program handles itself gives reports
 // without backtraces. Built with -rdynamic and frame pointers (test/CMakeLists.txt).
 #include <photon/thread/slow_turn.h>
 
@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -17,11 +18,18 @@
 
 using namespace photon;
 
-// A busy loop of `ms` milliseconds: the slow turn to catch.
-__attribute__((noinline)) uint64_t slow_turn_test_busy(int ms) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+static std::atomic<size_t> g_count{0};  // reports so far
+
+// A busy loop, without a switch, until the reports reach `until` (or `cap_ms` passes): the
+// slow turn to catch. Busy until caught rather than for a fixed time, so that a loaded
+// machine, where the detector may look late, cannot end the turn first. It reads the clock
+// rarely, so that the signal finds it in its own code (named whatever the unwinder can do).
+__attribute__((noinline)) uint64_t slow_turn_test_busy(size_t until, int cap_ms) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(cap_ms);
     uint64_t spins = 0;
-    while (std::chrono::steady_clock::now() < end) spins++;
+    while (g_count.load(std::memory_order_relaxed) < until) {
+        if ((++spins & 0xffff) == 0 && std::chrono::steady_clock::now() >= end) break;
+    }
     asm volatile("" ::: "memory");
     return spins;
 }
@@ -29,7 +37,7 @@ __attribute__((noinline)) uint64_t slow_turn_test_busy(int ms) {
 namespace {
 
 // Called through a volatile pointer: no constant-argument clone (a local symbol) of it.
-uint64_t (*volatile busy)(int) = &slow_turn_test_busy;
+uint64_t (*volatile busy)(size_t, int) = &slow_turn_test_busy;
 
 std::mutex g_mu;
 std::vector<std::string> g_reports;
@@ -37,6 +45,7 @@ std::vector<std::string> g_reports;
 void collect(const char* text, void*) {
     std::lock_guard<std::mutex> lock(g_mu);
     g_reports.push_back(text);
+    g_count = g_reports.size();
 }
 
 size_t reports() {
@@ -66,6 +75,7 @@ protected:
         ASSERT_EQ(0, set_slow_turn_options(o));
         std::lock_guard<std::mutex> lock(g_mu);
         g_reports.clear();
+        g_count = 0;
     }
     void TearDown() override {
         set_slow_turn_options(saved_);
@@ -86,39 +96,42 @@ TEST_F(SlowTurn, OnByDefaultAt10ms) {
 
 TEST_F(SlowTurn, EachBusyTurnIsReportedOnceWithWhereItRuns) {
     for (size_t i = 0; i < 5; i++) {
-        busy(50);
-        ASSERT_TRUE(until_reports(i + 1)) << "turn " << i << " was not reported";
+        busy(i + 1, 5000);
+        ASSERT_EQ(i + 1, reports()) << "turn " << i << " was not reported in 5 s";
         std::string r = report(i);
         EXPECT_NE(std::string::npos, r.find("slow turn: vCPU ")) << r;
         EXPECT_NE(std::string::npos, r.find("without a switch; entry (the vCPU's own thread)"))
             << r;
-        EXPECT_NE(std::string::npos, r.find("slow_turn_test_busy(int)")) << r;
-        photon::thread_usleep(5 * 1000);  // a few checks: no second report of the same turn
+        EXPECT_NE(std::string::npos, r.find("slow_turn_test_busy(unsigned long, int)")) << r;
+        photon::thread_usleep(20 * 1000);  // a few checks: no second report of the same turn
         EXPECT_EQ(i + 1, reports()) << report(i + 1);
     }
 }
 
 TEST_F(SlowTurn, ABlockingSystemCallIsReportedAndNotCutShort) {
     auto t0 = std::chrono::steady_clock::now();
-    EXPECT_EQ(0, ::usleep(60 * 1000));  // no signal: no EINTR
-    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(60));
+    EXPECT_EQ(0, ::usleep(300 * 1000));  // no signal: no EINTR
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(300));
     ASSERT_TRUE(until_reports(1));
     std::string r = report(0);
     EXPECT_NE(std::string::npos, r.find("blocked in a system call")) << r;
 }
 
 TEST_F(SlowTurn, YieldingIdleOrOffIsNotReported) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+    // A threshold far above any preemption a loaded machine gives this thread.
+    SlowTurnOptions o = get_slow_turn_options();
+    o.threshold_us = 150 * 1000;
+    ASSERT_EQ(0, set_slow_turn_options(o));
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
     while (std::chrono::steady_clock::now() < end) {  // busy, but yielding every 1 ms
-        busy(1);
+        busy(SIZE_MAX, 1);
         photon::thread_yield();
     }
-    photon::thread_usleep(60 * 1000);  // idle
+    photon::thread_usleep(400 * 1000);  // idle
     EXPECT_EQ(0u, reports()) << report(0);
-    SlowTurnOptions o = get_slow_turn_options();
     o.threshold_us = 0;
     ASSERT_EQ(0, set_slow_turn_options(o));
-    busy(50);
+    busy(SIZE_MAX, 100);
     photon::thread_usleep(20 * 1000);
     EXPECT_EQ(0u, reports()) << report(0);
 }
@@ -132,8 +145,8 @@ TEST_F(SlowTurn, ASignalTheProgramHandlesIsLeftToIt) {
     SlowTurnOptions o = get_slow_turn_options();
     o.signo = SIGUSR1;
     ASSERT_EQ(0, set_slow_turn_options(o));
-    busy(50);
-    ASSERT_TRUE(until_reports(1));
+    busy(1, 5000);
+    ASSERT_EQ(1u, reports());
     EXPECT_NE(std::string::npos, report(0).find("its signal is the program's")) << report(0);
     sigaction(SIGUSR1, &old, nullptr);
     o.signo = SIGKILL;
