@@ -7,7 +7,6 @@
 // no signal is sent.
 #include <photon/thread/slow_turn.h>
 
-#include <execinfo.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -90,24 +89,15 @@ void on_signal(int, siginfo_t*, void* ucv) {
         s.th = th;
         s.entry = th->start;
         s.count = turns(v);
+        // The frame-pointer walk only: bounded by th's stack, it cannot fault. (The unwinder
+        // went through libc, but read past a coroutine stack's first frame under qemu and
+        // crashed.) Code without frame pointers leaves its caller out of the chain.
         const size_t max = sizeof(s.pcs) / sizeof(s.pcs[0]);
         s.n = 0;
-        // The unwinder (CFI) goes through libc and other code built without frame pointers,
-        // where the interrupted loop often is: from the signal frame on, its frames are the
-        // interrupted code's.
-        void* all[max + 8];
-        int k = backtrace(all, (int)(max + 8));
-        for (int i = 0; i < k; i++) {
-            if (all[i] != pc) continue;
-            for (; i < k && s.n < max; i++) s.pcs[s.n++] = all[i];
-            break;
-        }
-        if (!s.n) {  // the frame-pointer walk, where the unwinder did not find the signal frame
-            if (pc) s.pcs[s.n++] = pc;
-            // In the middle of a switch, the frame pointer is off th's stack: no walk.
-            s.n += (uint32_t)walk_frames(fp, (uintptr_t)th->stack_lo, (uintptr_t)th->stack_hi,
-                                         s.pcs + s.n, max - s.n);
-        }
+        if (pc) s.pcs[s.n++] = pc;
+        // In the middle of a switch, the frame pointer is off th's stack: no walk.
+        s.n += (uint32_t)walk_frames(fp, (uintptr_t)th->stack_lo, (uintptr_t)th->stack_hi,
+                                     s.pcs + s.n, max - s.n);
         s.state.store(2, std::memory_order_release);
     }
     errno = saved;
@@ -127,8 +117,6 @@ int install(int signo) {
             signo);
         return 0;
     }
-    void* warm[2];
-    backtrace(warm, 2);  // loads the unwinder now, not in the signal handler
     struct sigaction sa = {};
     sa.sa_sigaction = &on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
