@@ -5,8 +5,6 @@
 // requester gave up is deleted by whichever side finishes with it last.
 #include <photon/thread/dump.h>
 
-#include <cxxabi.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>

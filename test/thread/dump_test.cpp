@@ -241,13 +241,12 @@ TEST(ThreadDumpVcpus, AVcpuThatDoesNotYieldIsNamedNotWaitedFor) {
             other.spin_us = ms * 1000;
             while (!other.spinning) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         };
-        spin(1000);
+        spin(2000);
         ThreadDumpOptions o;
         o.timeout_us = 200 * 1000;
         std::string s;
-        auto t0 = std::chrono::steady_clock::now();
         ASSERT_EQ(0, thread_dump(&s, o)) << errno;
-        EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(900));
+        EXPECT_TRUE(other.spinning) << "the dump waited for the vCPU that does not yield";
         EXPECT_NE(std::string::npos, s.find("did not answer in time")) << s;
         EXPECT_NE(std::string::npos, s.find("(the vCPU's own thread)")) << s;  // ours is there
         // Until it yields, the part it was given is still there: later dumps say so at once.
