@@ -88,6 +88,7 @@ void on_signal(int, siginfo_t*, void* ucv) {
         interrupted_at(ucv, &fp, &pc);
         s.th = th;
         s.entry = th->start;
+        s.main = th->flags & TF_MAIN;
         s.count = turns(v);
         // The frame-pointer walk only: bounded by th's stack, it cannot fault. (The unwinder
         // went through libc, but read past a coroutine stack's first frame under qemu and
@@ -166,8 +167,9 @@ struct report {
     long syscall_nr;
     char state;
     // When sampled: the coroutine, its entry, and where it ran.
-    thread* th;
+    thread* th;  // never dereferenced: it may have ended since the sample
     thread_entry entry;
+    bool main;
     uint32_t n;
     void* pcs[32];
 };
@@ -193,6 +195,7 @@ void check(vcpu_t* v, void* arg) {
             r.sampled = true;
             r.th = s.th;
             r.entry = s.entry;
+            r.main = s.main;
             r.n = s.n;
             memcpy(r.pcs, s.pcs, sizeof(void*) * s.n);
             c->out.push_back(r);
@@ -240,9 +243,8 @@ std::string format(const report& r, SymbolNames& names) {
                  "switch; entry ",
                  r.vcpu, (int)r.tid, (void*)r.th, r.turn_us / 1000.0);
         text = buf;
-        text += r.th && (r.th->flags & TF_MAIN)
-                    ? std::string("(the vCPU's own thread)")
-                    : names.of(reinterpret_cast<const void*>(r.entry), false);
+        text += r.main ? std::string("(the vCPU's own thread)")
+                       : names.of(reinterpret_cast<const void*>(r.entry), false);
         text += "; where it runs:";
         for (uint32_t i = 0; i < r.n; i++) {
             snprintf(buf, sizeof(buf), "\n      #%-2u %p ", i, r.pcs[i]);

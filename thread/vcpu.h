@@ -34,8 +34,9 @@ struct slow_sample {
     std::atomic<int> state{0};  // 0: nothing asked, 1: asked (signal sent), 2: taken
     uint64_t asked_at = 0;      // the detector's clock, us
     uint64_t count = 0;         // switch_count when taken
-    thread* th = nullptr;
+    thread* th = nullptr;       // for its address only: it may be gone when the detector reads
     thread_entry entry = nullptr;
+    bool main = false;  // th is the vCPU's own thread
     uint32_t n = 0;
     void* pcs[32];
 };

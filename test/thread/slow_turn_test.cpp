@@ -5,6 +5,7 @@
 // without backtraces. Built with -rdynamic and frame pointers (test/CMakeLists.txt).
 #include <photon/thread/slow_turn.h>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <photon/thread/stack-allocator.h>
 
 #include "test_util.h"
 
@@ -34,6 +37,12 @@ __attribute__((noinline)) uint64_t slow_turn_test_busy(size_t until, int cap_ms)
     }
     asm volatile("" ::: "memory");
     return spins;
+}
+
+// A coroutine's entry: one slow turn of about `ms`, then it ends.
+void* slow_turn_test_ending(void* ms) {
+    slow_turn_test_busy(SIZE_MAX, (int)(intptr_t)ms);
+    return nullptr;
 }
 
 namespace {
@@ -136,6 +145,48 @@ TEST_F(SlowTurn, YieldingIdleOrOffIsNotReported) {
     busy(SIZE_MAX, 100);
     photon::thread_usleep(20 * 1000);
     EXPECT_EQ(0u, reports()) << report(0);
+}
+
+// Stacks mapped for each coroutine and unmapped when it is gone: reading an ended
+// coroutine's control block faults.
+struct unmapping_stacks {
+    static void* alloc(void*, size_t n) {
+        void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? nullptr : p;
+    }
+    static void dealloc(void*, void* p, size_t n) {
+        munmap(p, n);
+        __atomic_add_fetch(&unmapped, 1, __ATOMIC_RELAXED);
+    }
+    static int unmapped;
+};
+int unmapping_stacks::unmapped = 0;
+
+// The sample is taken at the first check past the threshold and reported at the next one,
+// half a threshold later; a coroutine that ends in between is reported from its sample alone.
+// (The detector read the ended coroutine's flags: ASan CI caught it on a reused stack.)
+TEST_F(SlowTurn, ACoroutineThatEndsBeforeItsReportIsReportedFromItsSample) {
+    SlowTurnOptions o = get_slow_turn_options();
+    o.threshold_us = 200 * 1000;  // checks every 100 ms
+    ASSERT_EQ(0, set_slow_turn_options(o));
+    set_photon_thread_stack_allocator({&unmapping_stacks::alloc, nullptr},
+                                      {&unmapping_stacks::dealloc, nullptr});
+    // Each turn of 250 ms is sampled at the check in [200, 300) ms when that check comes
+    // before 250 ms (about half of the turns), and reported at the next one, past its end.
+    for (int i = 0; i < 16 && reports() < 2; i++) {
+        int before = __atomic_load_n(&unmapping_stacks::unmapped, __ATOMIC_RELAXED);
+        auto th = thread_create(&slow_turn_test_ending, (void*)(intptr_t)250);
+        ASSERT_NE(nullptr, th);
+        thread_join(thread_enable_join(th));
+        EXPECT_EQ(before + 1, __atomic_load_n(&unmapping_stacks::unmapped, __ATOMIC_RELAXED));
+        photon::thread_usleep(250 * 1000);  // two checks: the report is in
+    }
+    set_photon_thread_stack_allocator();
+    ASSERT_GE(reports(), 1u) << "no turn of 16 was sampled before it ended";
+    for (size_t i = 0; i < reports(); i++) {
+        std::string r = report(i);
+        EXPECT_NE(std::string::npos, r.find("; entry slow_turn_test_ending(void*)")) << r;
+    }
 }
 
 void programs_handler(int) {}
