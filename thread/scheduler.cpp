@@ -61,13 +61,27 @@ inline void prefetch_ahead(vcpu_t* v, thread* to) {
     __builtin_prefetch(n1->next());
 }
 
+// The run-queue delay of th, made ready (woken, or new) and now running, on the coarse clock:
+// taken where the clock is fresh (a maintenance switch, the end of an idle wait), so a sample
+// of the woken runs. Those that only yield are not timed: a yield stores nothing more.
+// Those an idle wait woke were stamped with the clock from before it: they count from its end.
+inline void note_delay(vcpu_t* v, thread* th) {
+    uint64_t t = clock_now(), r = th->ready_at > v->idle_end ? th->ready_at : v->idle_end;
+    v->ctr.run_queue_delay.put(t > r ? t - r : 0);
+}
+
 // Switches from `from` (already accounted for) to `to`, the new front.
 inline void switch_to(vcpu_t* v, thread* from, thread* to) {
     CURRENT = to;
     // Stored atomically: the slow-turn detector reads it from its own thread.
     uint64_t n = v->switch_count + 1;
     __atomic_store_n(&v->switch_count, n, __ATOMIC_RELAXED);
-    if ((n & kMaintenanceMask) == 0) vcpu_maintenance(v, from);
+    bool fresh = (n & kMaintenanceMask) == 0;
+    if (fresh) vcpu_maintenance(v, from);
+    if (to->woken) {
+        to->woken = false;
+        if (fresh) note_delay(v, to);
+    }
     prefetch_ahead(v, to);
     before_switch(from, to, false);
     arch::photon_switch_context(&from->sp, to->sp);
@@ -99,7 +113,10 @@ void drain_standby(vcpu_t* v) {
         th->lock.lock();
         if (th->flags & TF_MIGRATING) {
             th->flags &= ~TF_MIGRATING;
-            all_link(v, th);              // adopted
+            all_link(v, th);  // adopted
+            bump(v->ctr.migrations_in);
+            th->ready_at = clock_now();
+            th->woken = true;
             if (th->state == SLEEPING) {  // moved while asleep: sleeps on here
                 if (th->deadline != UINT64_MAX) v->sleepq.push(th);
                 th->lock.unlock();
@@ -107,7 +124,8 @@ void drain_standby(vcpu_t* v) {
             }
         }
         v->sleepq.erase(th);
-        th->state = READY;
+        th->state = READY;  // ready_at: set by its waker (make_ready_locked) or above
+        bump(v->ctr.cross_wakeups);
         v->rq.push_back(th);
         th->lock.unlock();
     }
@@ -121,6 +139,9 @@ void fire_timers(vcpu_t* v) {
         if (th->state == SLEEPING) {  // else STANDBY: drain_standby owns it
             th->error_number = kTimedOut;
             th->state = READY;
+            th->ready_at = clock_now();
+            th->woken = true;
+            bump(v->ctr.timer_wakeups);
             v->rq.push_back(th);
         }
         th->lock.unlock();
@@ -155,18 +176,29 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
         // (qemu-user runs AArch64's stlr/ldar pair without a fence between).
         v->idle_sleeping.store(true, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
+        bool waited = false;
         if (!v->has_standby.load(std::memory_order_seq_cst) &&
             !v->dump.load(std::memory_order_seq_cst)) {
-            if (IdleWait* engine = v->idle_wait)
+            if (IdleWait* engine = v->idle_wait) {
+                v->ctr.engine_interval.put(t > v->engine_polled ? t - v->engine_polled : 0);
                 engine->wait_and_fire_events(timeout);
-            else
+            } else {
                 futex_wait(&v->futex_word, seen, timeout);
+            }
+            waited = true;
         }
         v->idle_sleeping.store(false, std::memory_order_relaxed);
         // The wait may have lasted long and woken coroutines that compute
         // what is left of their deadlines: give them the time of now.
         __update_now();
         v->engine_polled = clock_now();
+        if (waited) {
+            v->idle_end = v->engine_polled;
+            uint64_t d = v->engine_polled > t ? v->engine_polled - t : 0;
+            bump(v->ctr.idle_waits);
+            bump(v->ctr.idle_wait_us, d);
+            v->ctr.idle_wait.put(d);
+        }
     }
 }
 
@@ -187,14 +219,19 @@ void vcpu_maintenance(vcpu_t* v, thread* on_stack) {
     run_due(v);
     if (v->dump.load(std::memory_order_relaxed)) serve_dump(v, on_stack);
     IdleWait* engine = v->idle_wait;
-    if (engine && clock_now() - v->engine_polled >= kEnginePollUs) {
-        v->engine_polled = clock_now();
+    uint64_t t = clock_now();
+    if (engine && t - v->engine_polled >= kEnginePollUs) {
+        v->ctr.engine_interval.put(t > v->engine_polled ? t - v->engine_polled : 0);
+        bump(v->ctr.engine_polls);
+        v->engine_polled = t;
         engine->wait_and_fire_events(0);
     }
 }
 
 void make_ready_locked(thread* th, int err) {
     th->error_number = err;
+    th->ready_at = clock_now();
+    th->woken = true;
     if (th->flags & TF_MIGRATING) {  // a sleeper in its new vCPU's standby list
         th->state = STANDBY;         // already: drain_standby will run it
         return;
@@ -219,7 +256,13 @@ void make_ready_locked(thread* th, int err) {
 static void switch_out(vcpu_t* v, thread* self) {
     if (v->rq.empty()) idle_until_runnable(v, self);
     thread* next = v->rq.front();
-    if (next == self) return;  // woken while idling on our own stack
+    if (next == self) {  // woken while idling on our own stack
+        if (self->woken) {
+            self->woken = false;
+            note_delay(v, self);
+        }
+        return;
+    }
     switch_to(v, self, next);
 }
 
@@ -335,6 +378,7 @@ void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* a
     thread* next = v->rq.front();
     CURRENT = next;
     __atomic_store_n(&v->switch_count, v->switch_count + 1, __ATOMIC_RELAXED);
+    next->woken = false;
     before_switch(self, next, dies);
     arch::photon_switch_context_hook(&self->sp, next->sp, hook, arg);
     after_switch(self);

@@ -53,6 +53,10 @@ struct thread : intrusive_list_node<thread> {  // run queue / standby links
     relaxed<uint32_t> flags = 0;  // TF_*; written under `lock` once shared
     uint32_t pins = 0;            // thread_pin_current(); only its own vCPU reads it
     spinlock lock;                // guards state transitions against other vCPUs
+    // `now` when it was last made ready (woken or created), and whether it has not run since:
+    // its run-queue delay (stats.h). Set by its waker, cleared by its vCPU when it runs.
+    uint64_t ready_at = 0;
+    bool woken = false;
 
     // Sleep queue: absolute deadline on `now`, where the sleeper is queued
     // (sleep_queue.h: kNotQueued, kInList, kInHeap, kInOverflow) and its

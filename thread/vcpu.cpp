@@ -174,6 +174,7 @@ int vcpu_init(uint64_t flags) {
     all_link(v, main);
     v->rq.push_back(main);
     slow_turn_vcpu_init(v);
+    stats_vcpu_init();
     register_vcpu(v);
     CURRENT = main;
     stack_guard_vcpu_init();

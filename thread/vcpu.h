@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include <photon/common/list.h>
+#include <photon/common/metric-meter/prometheus.h>
 #include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
 
@@ -41,6 +42,16 @@ struct slow_sample {
     void* pcs[32];
 };
 
+// A vCPU's counters (photon/thread/stats.h): written by the vCPU alone with relaxed atomic
+// stores (bump()), read by anyone.
+struct vcpu_counters {
+    uint64_t created = 0, engine_polls = 0, idle_waits = 0, idle_wait_us = 0;
+    uint64_t cross_wakeups = 0, migrations_in = 0, timer_wakeups = 0;
+    metrics::Log2Histogram run_queue_delay, engine_interval, idle_wait;
+};
+
+inline void bump(uint64_t& c, uint64_t d = 1) { __atomic_store_n(&c, c + d, __ATOMIC_RELAXED); }
+
 struct vcpu_t : vcpu_base {
     thread* main = nullptr;  // the OS thread's own context
     intrusive_list<thread> rq;
@@ -65,6 +76,7 @@ struct vcpu_t : vcpu_base {
     thread* all_head = nullptr;
     vcpu_t* all_vcpus_next = nullptr;
     uint64_t engine_polled = 0;  // `now` at the last non-blocking engine poll
+    uint64_t idle_end = 0;       // `now` at the end of the last idle wait
     // A dump's part for this vCPU to fill (dump.cpp), and how far it got in
     // all_head's list (moved on when the coroutine there ends or leaves).
     std::atomic<struct dump_part*> dump{nullptr};
@@ -77,6 +89,7 @@ struct vcpu_t : vcpu_base {
     slow_sample slow;
     uint64_t watch_count = 0, watch_since = 0;
     bool watch_reported = false;
+    vcpu_counters ctr;
 
     ~vcpu_t() {
         rq.release();
@@ -114,6 +127,9 @@ inline void all_unlink(vcpu_t* v, thread* th) {
 // vCPU ended after it was unregistered (the detector runs while vCPUs do).
 void slow_turn_vcpu_init(vcpu_t* v);
 void slow_turn_vcpu_fini();
+
+// The first vCPU registers their collector in the metrics registry (stats.cpp).
+void stats_vcpu_init();
 
 // The lock of the list of vCPUs, taken around fork() (slow_turn.cpp), so that a child never
 // starts with it held by a thread it does not have.

@@ -181,6 +181,11 @@ HTTPHandler* new_default_forward_proxy_handler(uint64_t timeout = -1);
 // cap the backtraces. 503 while another dump runs. Mount it where only operators reach it.
 HTTPHandler* new_thread_dump_handler();
 
+// Extension: the metrics registry (photon/common/metric-meter/prometheus.h: every vCPU's
+// counters and histograms, and what the program registers) in Prometheus's text format 0.0.4,
+// for GET and HEAD. Mount it where the scraper reaches it, e.g. at /metrics.
+HTTPHandler* new_metrics_handler();
+
 HTTPServer* new_http_server();
 // Extension: with limits and timeouts.
 HTTPServer* new_http_server(const ServerOptions& options);

@@ -1,10 +1,12 @@
-// new_thread_dump_handler (server.h): the coroutine dump of photon/thread/dump.h over HTTP.
-// GET gives text; ?format=json (or Accept: application/json) JSON; ?frames=N caps the
-// backtraces (0: none).
+// The operators' handlers (server.h). new_thread_dump_handler: the coroutine dump of
+// photon/thread/dump.h; GET gives text, ?format=json (or Accept: application/json) JSON,
+// ?frames=N caps the backtraces (0: none). new_metrics_handler: the metrics registry of
+// photon/common/metric-meter/prometheus.h in Prometheus's text format.
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include <photon/common/metric-meter/prometheus.h>
 #include <photon/net/http/server.h>
 #include <photon/thread/dump.h>
 
@@ -69,9 +71,23 @@ public:
     }
 };
 
+class metrics_handler final : public HTTPHandler {
+public:
+    int handle_request(Request& req, Response& resp, std::string_view) override {
+        const char* text = "text/plain; charset=utf-8";
+        if (req.verb() != Verb::GET && req.verb() != Verb::HEAD)
+            return reply(req, resp, 405, text, "405 Method Not Allowed\n");
+        std::string body;
+        metrics::render_prometheus(&body);
+        return reply(req, resp, 200, "text/plain; version=0.0.4; charset=utf-8", body);
+    }
+};
+
 }  // namespace
 
 HTTPHandler* new_thread_dump_handler() { return new thread_dump_handler; }
+
+HTTPHandler* new_metrics_handler() { return new metrics_handler; }
 
 }  // namespace http
 }  // namespace net

@@ -1,0 +1,194 @@
+// The metrics registry and its Prometheus text rendering (metric-meter/prometheus.h).
+#include <photon/common/metric-meter/prometheus.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace photon {
+namespace metrics {
+
+namespace {
+
+bool valid_name(const char* s, bool colon) {
+    if (!s || !*s) return false;
+    for (const char* p = s; *p; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                  (colon && c == ':') || (p != s && c >= '0' && c <= '9');
+        if (!ok) return false;
+    }
+    return true;
+}
+
+// A label value or HELP text, escaped as the format says (\\, \n, and \" in label values).
+void append_escaped(std::string* out, const char* s, size_t n, bool quote) {
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '\\')
+            *out += "\\\\";
+        else if (c == '\n')
+            *out += "\\n";
+        else if (quote && c == '"')
+            *out += "\\\"";
+        else
+            *out += c;
+    }
+}
+
+void append_value(std::string* out, double v) {
+    char buf[40];
+    if (std::isnan(v))
+        *out += "NaN";
+    else if (std::isinf(v))
+        *out += v > 0 ? "+Inf" : "-Inf";
+    else {
+        // The shortest of 15 to 17 digits that reads back the same: 1e-06, not 9.99...e-07.
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(buf, sizeof(buf), "%.*g", digits, v);
+            if (strtod(buf, nullptr) == v) break;
+        }
+        *out += buf;
+    }
+}
+
+struct entry {
+    int id;
+    Collector fn;
+    void* arg;
+};
+
+std::mutex g_mu;
+std::vector<entry> g_collectors;
+int g_next_id = 0;
+
+}  // namespace
+
+bool valid_metric_name(const char* name) { return valid_name(name, true); }
+
+void Exposition::family(const char* name, const char* help, Type type) {
+    if (!valid_metric_name(name)) {
+        errors_++;
+        return;
+    }
+    std::string key = std::string("\n") + name + "\n";
+    if (("\n" + families_).find(key) != std::string::npos) return;
+    families_ += name;
+    families_ += '\n';
+    *out_ += "# HELP ";
+    *out_ += name;
+    *out_ += ' ';
+    if (help) append_escaped(out_, help, strlen(help), false);
+    *out_ += "\n# TYPE ";
+    *out_ += name;
+    *out_ += type == COUNTER ? " counter\n" : type == GAUGE ? " gauge\n" : " histogram\n";
+}
+
+bool Exposition::begin(const char* name, const char* suffix, const Label* labels, int nlabels,
+                       const Label* extra) {
+    if (!valid_metric_name(name) || nlabels < 0 || nlabels > 4 || (nlabels && !labels)) {
+        errors_++;
+        return false;
+    }
+    for (int i = 0; i < nlabels; i++)
+        if (!valid_name(labels[i].name, false) || !strcmp(labels[i].name, "le")) {
+            errors_++;
+            return false;
+        }
+    *out_ += name;
+    *out_ += suffix;
+    if (nlabels || extra) {
+        *out_ += '{';
+        for (int i = 0; i <= nlabels; i++) {
+            const Label* l = i < nlabels ? &labels[i] : extra;
+            if (!l) break;
+            if (i) *out_ += ',';
+            *out_ += l->name;
+            *out_ += "=\"";
+            append_escaped(out_, l->value.data(), l->value.size(), true);
+            *out_ += '"';
+        }
+        *out_ += '}';
+    }
+    *out_ += ' ';
+    return true;
+}
+
+void Exposition::sample(const char* name, double value, const Label* labels, int nlabels) {
+    if (!begin(name, "", labels, nlabels, nullptr)) return;
+    append_value(out_, value);
+    *out_ += '\n';
+}
+
+void Exposition::sample(const char* name, uint64_t value, const Label* labels, int nlabels) {
+    if (!begin(name, "", labels, nlabels, nullptr)) return;
+    *out_ += std::to_string(value);
+    *out_ += '\n';
+}
+
+void Exposition::sample(const char* name, int64_t value, const Label* labels, int nlabels) {
+    if (!begin(name, "", labels, nlabels, nullptr)) return;
+    *out_ += std::to_string(value);
+    *out_ += '\n';
+}
+
+void Exposition::histogram(const char* name, const Log2Histogram& h, double scale,
+                           const Label* labels, int nlabels) {
+    uint64_t cumulative = 0;
+    for (int i = 0; i < Log2Histogram::kBuckets; i++) {
+        cumulative += h.buckets[i];
+        Label le{"le", {}};
+        if (i == Log2Histogram::kBuckets - 1) {
+            le.value = "+Inf";
+            cumulative = h.count > cumulative ? h.count : cumulative;
+        } else {
+            std::string v;
+            append_value(&v, std::ldexp(1.0, i) * scale);
+            le.value = v;
+        }
+        if (!begin(name, "_bucket", labels, nlabels, &le)) return;
+        *out_ += std::to_string(cumulative);
+        *out_ += '\n';
+    }
+    if (!begin(name, "_sum", labels, nlabels, nullptr)) return;
+    append_value(out_, (double)h.sum * scale);
+    *out_ += '\n';
+    if (!begin(name, "_count", labels, nlabels, nullptr)) return;
+    *out_ += std::to_string(cumulative);  // the +Inf bucket's, as the format requires
+    *out_ += '\n';
+}
+
+int register_collector(Collector fn, void* arg) {
+    if (!fn) return errno = EINVAL, -1;
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (auto& e : g_collectors)
+        if (e.fn == fn && e.arg == arg) return e.id;
+    g_collectors.push_back({++g_next_id, fn, arg});
+    return g_next_id;
+}
+
+int unregister_collector(int id) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (auto it = g_collectors.begin(); it != g_collectors.end(); ++it)
+        if (it->id == id) {
+            g_collectors.erase(it);
+            return 0;
+        }
+    return errno = ENOENT, -1;
+}
+
+int render_prometheus(std::string* out) {
+    if (!out) return errno = EINVAL, -1;
+    Exposition e(out);
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (auto& c : g_collectors) c.fn(c.arg, e);
+    return 0;
+}
+
+}  // namespace metrics
+}  // namespace photon

@@ -1,0 +1,120 @@
+// The operators' handlers: new_thread_dump_handler (the coroutine dump over HTTP, text and
+// JSON, and its bad requests) and new_metrics_handler (the metrics registry in Prometheus's text
+// format, every line of it well-formed).
+#include <photon/common/metric-meter/prometheus.h>
+#include <photon/net/http/server.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "http_server_test_util.h"
+
+using namespace photon_test;
+
+namespace {
+
+void* sleeps_for_the_dump(void*) {
+    photon::thread_usleep(kLongUs);
+    return nullptr;
+}
+
+class HttpThreadDump : public HttpServerTest {};
+
+TEST_P(HttpThreadDump, ServesTextAndJsonAndRefusesWhatItCannotDo) {
+    serve(ServerOptions(), [](HTTPServer* h) {
+        h->add_handler(new_thread_dump_handler(), true, "/debug/coroutines");
+    });
+    photon::thread* sleeper = photon::thread_create(&sleeps_for_the_dump, nullptr);
+    auto jh = photon::thread_enable_join(sleeper);
+    ASSERT_TRUE(until_sleeping(sleeper));
+    raw_client c(ep);
+    ASSERT_TRUE(c.ok());
+    std::string body;
+    ASSERT_EQ(200, c.request("GET /debug/coroutines HTTP/1.1\r\nHost: x\r\n\r\n", &body));
+    EXPECT_EQ("text/plain; charset=utf-8", c.resp.headers["Content-Type"]);
+    EXPECT_EQ("no-store", c.resp.headers["Cache-Control"]);
+    EXPECT_EQ(0u, body.find("photon coroutine dump: 1 vCPU(s), ")) << body;
+    char id[32];
+    snprintf(id, sizeof(id), "%p sleeping", (void*)sleeper);
+    EXPECT_NE(std::string::npos, body.find(id)) << body;
+
+    ASSERT_EQ(
+        200,
+        c.request("GET /debug/coroutines?format=json&frames=0 HTTP/1.1\r\nHost: x\r\n\r\n", &body));
+    EXPECT_EQ("application/json", c.resp.headers["Content-Type"]);
+    EXPECT_EQ(0u, body.find("{\"vcpus\":1,")) << body;
+    EXPECT_EQ(std::string::npos, body.find("\"pc\":")) << body;  // no frames asked for
+    EXPECT_NE(std::string::npos, body.find("\"backtrace\":[]")) << body;
+
+    ASSERT_EQ(200, c.request("GET /debug/coroutines HTTP/1.1\r\nHost: x\r\n"
+                             "Accept: application/json\r\n\r\n",
+                             &body));
+    EXPECT_EQ("application/json", c.resp.headers["Content-Type"]);
+
+    ASSERT_EQ(400, c.request("GET /debug/coroutines?frames=x HTTP/1.1\r\nHost: x\r\n\r\n", &body));
+    ASSERT_EQ(400, c.request("GET /debug/coroutines?frames=999 HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(405, c.request("POST /debug/coroutines HTTP/1.1\r\nHost: x\r\n"
+                             "Content-Length: 0\r\n\r\n"));
+    EXPECT_EQ("GET, HEAD", c.resp.headers["Allow"]);
+    ASSERT_EQ(200, c.request("HEAD /debug/coroutines HTTP/1.1\r\nHost: x\r\n\r\n", &body,
+                             photon::net::http::Verb::HEAD));
+    EXPECT_TRUE(body.empty());
+    photon::thread_interrupt(sleeper);
+    photon::thread_join(jh);
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(HttpThreadDump);
+
+void app_metrics(void* hits, photon::metrics::Exposition& e) {
+    e.family("app_hits_total", "Hits of the test's own.", photon::metrics::Exposition::COUNTER);
+    photon::metrics::Label l{"path", "/a \"quoted\""};
+    e.sample("app_hits_total", *static_cast<uint64_t*>(hits), &l, 1);
+}
+
+class HttpMetrics : public HttpServerTest {};
+
+TEST_P(HttpMetrics, ServesTheRegistryInTheTextFormat) {
+    serve(ServerOptions(),
+          [](HTTPServer* h) { h->add_handler(new_metrics_handler(), true, "/metrics"); });
+    uint64_t hits = 42;
+    int id = photon::metrics::register_collector(&app_metrics, &hits);
+    ASSERT_GT(id, 0);
+    raw_client c(ep);
+    ASSERT_TRUE(c.ok());
+    std::string body;
+    ASSERT_EQ(200, c.request("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body));
+    EXPECT_EQ("text/plain; version=0.0.4; charset=utf-8", c.resp.headers["Content-Type"]);
+    EXPECT_NE(std::string::npos, body.find("app_hits_total{path=\"/a \\\"quoted\\\"\"} 42\n"))
+        << body;
+    EXPECT_NE(std::string::npos, body.find("photon_vcpu_switches_total{vcpu=")) << body;
+    // Every line: a comment (HELP or TYPE) or name{labels} value, as the format defines them.
+    std::regex sample(
+        R"re([a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*")*\})? (-?[0-9.e+-]+|NaN|[+-]Inf))re");
+    std::regex comment(
+        R"re(# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram)))re");
+    std::istringstream in(body);
+    std::string line;
+    int samples = 0;
+    while (std::getline(in, line)) {
+        if (line[0] == '#') {
+            EXPECT_TRUE(std::regex_match(line, comment)) << line;
+        } else {
+            EXPECT_TRUE(std::regex_match(line, sample)) << line;
+            samples++;
+        }
+    }
+    EXPECT_GT(samples, 50);
+    EXPECT_EQ('\n', body.back());
+    hits = 43;  // collected at each scrape
+    ASSERT_EQ(200, c.request("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body));
+    EXPECT_NE(std::string::npos, body.find("\"} 43\n")) << body;
+    ASSERT_EQ(405, c.request("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"));
+    EXPECT_EQ(0, photon::metrics::unregister_collector(id));
+    ASSERT_EQ(200, c.request("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body));
+    EXPECT_EQ(std::string::npos, body.find("app_hits_total")) << body;
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(HttpMetrics);
+
+}  // namespace

@@ -1,0 +1,130 @@
+// Every vCPU's counters (photon/thread/stats.h) and their collector for the metrics registry.
+#include <photon/thread/stats.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string>
+
+#include "vcpu.h"
+
+namespace photon {
+
+namespace {
+
+template <typename T>
+uint64_t load(const T& c) {
+    return __atomic_load_n(&c, __ATOMIC_RELAXED);
+}
+
+void snapshot(vcpu_t* v, void* arg) {
+    auto out = static_cast<std::vector<VcpuStats>*>(arg);
+    VcpuStats s;
+    const vcpu_counters& c = v->ctr;
+    s.id = v->id;
+    s.coroutines = v->nthreads.load(std::memory_order_relaxed);
+    s.created = load(c.created);
+    s.switches = load(v->switch_count);
+    s.lone_yields = load(v->lone_yields);
+    s.engine_polls = load(c.engine_polls);
+    s.idle_waits = load(c.idle_waits);
+    s.idle_wait_us = load(c.idle_wait_us);
+    s.cross_wakeups = load(c.cross_wakeups);
+    s.migrations_in = load(c.migrations_in);
+    s.timer_wakeups = load(c.timer_wakeups);
+    c.run_queue_delay.snapshot(&s.run_queue_delay_us);
+    c.engine_interval.snapshot(&s.engine_interval_us);
+    c.idle_wait.snapshot(&s.idle_wait_hist_us);
+    out->push_back(s);
+}
+
+struct counter_def {
+    const char* name;
+    const char* help;
+    uint64_t VcpuStats::*field;
+    metrics::Exposition::Type type;
+};
+
+const counter_def kCounters[] = {
+    {"photon_vcpu_coroutines", "Coroutines alive on the vCPU, its own thread included.",
+     &VcpuStats::coroutines, metrics::Exposition::GAUGE},
+    {"photon_vcpu_coroutines_created_total", "Coroutines created on the vCPU.", &VcpuStats::created,
+     metrics::Exposition::COUNTER},
+    {"photon_vcpu_switches_total", "Context switches.", &VcpuStats::switches,
+     metrics::Exposition::COUNTER},
+    {"photon_vcpu_lone_yields_total", "Yields with nothing else to run.", &VcpuStats::lone_yields,
+     metrics::Exposition::COUNTER},
+    {"photon_vcpu_engine_polls_total", "Non-blocking looks at the event engine while busy.",
+     &VcpuStats::engine_polls, metrics::Exposition::COUNTER},
+    {"photon_vcpu_idle_waits_total", "Blocking waits in the event engine (or a futex).",
+     &VcpuStats::idle_waits, metrics::Exposition::COUNTER},
+    {"photon_vcpu_cross_wakeups_total",
+     "Coroutines made ready from another OS thread (wake-ups and migrations).",
+     &VcpuStats::cross_wakeups, metrics::Exposition::COUNTER},
+    {"photon_vcpu_migrations_in_total", "Coroutines that moved here from another vCPU.",
+     &VcpuStats::migrations_in, metrics::Exposition::COUNTER},
+    {"photon_vcpu_timer_wakeups_total", "Sleepers woken by their deadline.",
+     &VcpuStats::timer_wakeups, metrics::Exposition::COUNTER},
+};
+
+struct histogram_def {
+    const char* name;
+    const char* help;
+    metrics::Log2Histogram VcpuStats::*field;
+};
+
+const histogram_def kHistograms[] = {
+    {"photon_vcpu_run_queue_delay_seconds",
+     "From woken (or created) to running: a sample, on the coarse clock.",
+     &VcpuStats::run_queue_delay_us},
+    {"photon_vcpu_engine_interval_seconds",
+     "Time between two returns to the event engine (how long I/O readiness may wait).",
+     &VcpuStats::engine_interval_us},
+    {"photon_vcpu_idle_wait_seconds", "Each blocking wait for work.",
+     &VcpuStats::idle_wait_hist_us},
+};
+
+void collect(void*, metrics::Exposition& e) {
+    std::vector<VcpuStats> all;
+    get_vcpu_stats(&all);
+    e.family("photon_vcpus", "vCPUs running.", metrics::Exposition::GAUGE);
+    e.sample("photon_vcpus", (uint64_t)all.size());
+    for (auto& d : kCounters) {
+        e.family(d.name, d.help, d.type);
+        for (auto& s : all) {
+            metrics::Label l{"vcpu", std::to_string(s.id)};
+            e.sample(d.name, s.*d.field, &l, 1);
+        }
+    }
+    for (auto& d : kHistograms) {
+        e.family(d.name, d.help, metrics::Exposition::HISTOGRAM);
+        for (auto& s : all) {
+            metrics::Label l{"vcpu", std::to_string(s.id)};
+            e.histogram(d.name, s.*d.field, 1e-6, &l, 1);
+        }
+    }
+    stack_cache_counts sc = get_stack_cache_counts();
+    e.family("photon_stack_cache_hits_total", "Coroutine stacks taken from a vCPU's cache.",
+             metrics::Exposition::COUNTER);
+    e.sample("photon_stack_cache_hits_total", sc.hits);
+    e.family("photon_stack_cache_misses_total", "Coroutine stacks made anew.",
+             metrics::Exposition::COUNTER);
+    e.sample("photon_stack_cache_misses_total", sc.misses);
+    e.family("photon_stack_cache_bytes", "Bytes of stack kept in the vCPUs' caches.",
+             metrics::Exposition::GAUGE);
+    e.sample("photon_stack_cache_bytes", (uint64_t)sc.pooled_bytes);
+}
+
+}  // namespace
+
+int get_vcpu_stats(std::vector<VcpuStats>* out) {
+    if (!out) return errno = EINVAL, -1;
+    for_each_vcpu_locked(&snapshot, out);
+    return 0;
+}
+
+void stats_vcpu_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { metrics::register_collector(&collect, nullptr); });
+}
+
+}  // namespace photon
