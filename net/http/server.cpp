@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 
 #include "server_conn.h"
 #include "server_h2.h"
+#include "server_metrics.h"
 
 namespace photon {
 namespace net {
@@ -76,7 +78,9 @@ private:
     int head_failed(Connection& c);
     // 1: serve the next request; 0 / -1: close, as serve().
     int respond(Connection& c, uint32_t nth);
+    // The matching handler, timed and counted.
     int dispatch(Request& req, Response& resp);
+    int route(Request& req, Response& resp);
     void send_error(Connection& c, int status);
     bool drain_body(Connection& c);
     void linger(Connection& c);
@@ -92,6 +96,7 @@ private:
     std::atomic<size_t> count_{0};
     photon::spinlock lock_;  // conns_, from any vCPU
     intrusive_list<Connection> conns_;
+    ServerMetrics metrics_{opts_.metrics_name, &count_};
 };
 
 HTTPServerImpl::~HTTPServerImpl() {
@@ -138,7 +143,7 @@ void HTTPServerImpl::add_handler(HTTPHandler* handler, bool ownership, std::stri
     add_route(std::move(r));
 }
 
-int HTTPServerImpl::dispatch(Request& req, Response& resp) {
+int HTTPServerImpl::route(Request& req, Response& resp) {
     std::string_view path = request_path(req);
     std::string_view remain;
     for (auto& r : routes_)
@@ -146,6 +151,16 @@ int HTTPServerImpl::dispatch(Request& req, Response& resp) {
     if (default_.set()) return default_.call(req, resp);
     simple_response(resp, 404, req.verb() != Verb::HEAD);
     return 0;
+}
+
+int HTTPServerImpl::dispatch(Request& req, Response& resp) {
+    auto t0 = std::chrono::steady_clock::now();
+    int r = route(req, resp);
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - t0);
+    metrics_.request(r < 0 ? 500 : resp.status_code(), (uint64_t)us.count());
+    if (r < 0) metrics_.error(ServerMetrics::HANDLER_FAILED);
+    return r;
 }
 
 void HTTPServerImpl::interrupt_waiting() {
@@ -179,6 +194,7 @@ int HTTPServerImpl::handle_connection(ISocketStream* stream) {
         count_.fetch_sub(1);
         return 0;
     }
+    metrics_.connection();
     int ret, err;
     {
         Connection c(stream, opts_, &stopping_);
@@ -235,6 +251,7 @@ int HTTPServerImpl::head_failed(Connection& c) {
     int e = errno;
     if (c.no_room) {  // the budget had no room for the request
         LOG_EVERY_T(10, LOG_WARN("http server: no room in the memory budget: 503"));
+        metrics_.error(ServerMetrics::NO_MEMORY);
         send_error(c, 503);
         linger(c);
         return 0;
@@ -246,12 +263,16 @@ int HTTPServerImpl::head_failed(Connection& c) {
         case EPROTO:
             // The stream's own (a TLS handshake that failed): nothing to answer.
             if (c.req.parse_error() == ParseError::None) return 0;
+            metrics_.error(ServerMetrics::BAD_REQUEST);
             send_error(c, http_status(c.req.parse_error()));
             linger(c);
             return 0;
         case ETIMEDOUT:
             // Silence for an idle connection; 408 for a head that is late.
-            if (c.reader.head_started()) send_error(c, 408);
+            if (c.reader.head_started()) {
+                metrics_.error(ServerMetrics::HEAD_TIMEOUT);
+                send_error(c, 408);
+            }
             LOG_DEBUG("http server: closing a connection after a timeout");
             return 0;
         default:
@@ -334,6 +355,7 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
         return 0;
     }
     if (resp.send() < 0) {
+        metrics_.error(ServerMetrics::SEND_FAILED);
         if (errno == EPROTO)
             LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
         (void)c.stream.flush();

@@ -115,6 +115,57 @@ TEST_P(HttpMetrics, ServesTheRegistryInTheTextFormat) {
     EXPECT_EQ(std::string::npos, body.find("app_hits_total")) << body;
 }
 
+// The value of the sample `line_prefix` ("name{labels} ") in a scrape, or -1.
+long long sample_value(const std::string& body, const std::string& line_prefix) {
+    size_t p = body.find("\n" + line_prefix);
+    if (p == std::string::npos) return -1;
+    return std::stoll(body.substr(p + 1 + line_prefix.size()));
+}
+
+int failing_handler(void*, Request&, Response&, std::string_view) {
+    errno = EIO;
+    return -1;
+}
+
+TEST_P(HttpMetrics, TheServerCountsRequestsByClassAndErrorsByKind) {
+    ServerOptions o;
+    o.metrics_name = "under-test";
+    o.header_timeout = 200 * 1000;
+    serve(o, [](HTTPServer* h) {
+        h->add_handler(new_metrics_handler(), true, "/metrics");
+        h->add_handler({nullptr, &failing_handler}, "/fails");
+    });
+    raw_client c(ep);
+    ASSERT_TRUE(c.ok());
+    std::string body;
+    ASSERT_EQ(404, c.request("GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(404, c.request("GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(500, c.request("GET /fails HTTP/1.1\r\nHost: x\r\n\r\n"));  // closes
+    raw_client bad(ep);  // a malformed head: 400, counted as a bad request
+    ASSERT_TRUE(bad.ok());
+    ASSERT_EQ(400, bad.request("GET /x HTTP/1.1\r\nHost x\r\n\r\n"));
+    raw_client late(ep);  // half a head, then silence: 408
+    ASSERT_TRUE(late.ok());
+    ASSERT_EQ(408, late.request("GET /x HTTP/1.1\r\n"));
+    raw_client m(ep);
+    ASSERT_TRUE(m.ok());
+    ASSERT_EQ(200, m.request("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body));
+    const std::string l = "{server=\"under-test\"";
+    EXPECT_EQ(2, sample_value(body, "photon_http_server_requests_total" + l + ",code=\"4xx\"} "))
+        << body;
+    EXPECT_EQ(1, sample_value(body, "photon_http_server_requests_total" + l + ",code=\"5xx\"} "));
+    EXPECT_EQ(0, sample_value(body, "photon_http_server_requests_total" + l + ",code=\"2xx\"} "));
+    EXPECT_EQ(1, sample_value(
+                     body, "photon_http_server_errors_total" + l + ",kind=\"handler_failed\"} "));
+    EXPECT_EQ(
+        1, sample_value(body, "photon_http_server_errors_total" + l + ",kind=\"bad_request\"} "));
+    EXPECT_EQ(
+        1, sample_value(body, "photon_http_server_errors_total" + l + ",kind=\"head_timeout\"} "));
+    EXPECT_EQ(4, sample_value(body, "photon_http_server_connections_total" + l + "} "));
+    EXPECT_GE(sample_value(body, "photon_http_server_connections" + l + "} "), 1);
+    EXPECT_EQ(3, sample_value(body, "photon_http_server_handler_seconds_count" + l + "} "));
+}
+
 PHOTON_INSTANTIATE_ENGINE_TESTS(HttpMetrics);
 
 }  // namespace

@@ -20,7 +20,7 @@ namespace metrics {
 // v <= 1), the last one everything larger. put() costs a count-leading-zeros and two adds.
 // Plain counters: one writer, or a lock. Readers on other threads use snapshot().
 struct Log2Histogram {
-    static constexpr int kBuckets = 28;  // le 1, 2, 4, ... 2^26, +Inf
+    enum { kBuckets = 28 };  // le 1, 2, 4, ... 2^26, +Inf (an enum: no definition needed in C++14)
     uint64_t buckets[kBuckets] = {};
     uint64_t count = 0;
     uint64_t sum = 0;
@@ -36,6 +36,12 @@ struct Log2Histogram {
         __atomic_store_n(&buckets[b], buckets[b] + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&count, count + 1, __ATOMIC_RELAXED);
         __atomic_store_n(&sum, sum + v, __ATOMIC_RELAXED);
+    }
+    // From any number of writers at once (three locked adds): for what several vCPUs share.
+    void put_shared(uint64_t v) {
+        __atomic_fetch_add(&buckets[bucket_of(v)], 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&sum, v, __ATOMIC_RELAXED);
     }
     // A copy read atomically, field by field (a put in between may be half in it).
     void snapshot(Log2Histogram* out) const {

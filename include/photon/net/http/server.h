@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -113,6 +114,10 @@ struct ServerOptions {
     // frames per second: past either, GOAWAY(ENHANCE_YOUR_CALM).
     uint32_t http2_max_resets_per_second = 200;
     uint32_t http2_max_control_per_second = 1000;
+    // The server's label (server="...") in the metrics registry
+    // (photon/common/metric-meter/prometheus.h: photon_http_server_*); "" is "http-N", N
+    // counting the servers made in this process.
+    std::string metrics_name;
 };
 
 class HTTPServer : public Object {

@@ -1,0 +1,47 @@
+// An HTTP server's counters in the metrics registry (photon/common/metric-meter/prometheus.h):
+// connections, requests by status class, errors by kind and handler durations, labelled with
+// ServerOptions::metrics_name. Shared by the server's vCPUs: relaxed atomic adds. Private.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include <photon/common/metric-meter/prometheus.h>
+
+namespace photon {
+namespace net {
+namespace http {
+
+class ServerMetrics {
+public:
+    // What ended a connection or a request without a handler's answer.
+    enum Error { BAD_REQUEST, HEAD_TIMEOUT, NO_MEMORY, HANDLER_FAILED, SEND_FAILED, kErrors };
+
+    // `name` labels the samples ("" picks "http-N"); `live` is the server's count of
+    // connections being served.
+    ServerMetrics(const std::string& name, const std::atomic<size_t>* live);
+    ~ServerMetrics();
+    ServerMetrics(const ServerMetrics&) = delete;
+    ServerMetrics& operator=(const ServerMetrics&) = delete;
+
+    void connection() { connections_.fetch_add(1, std::memory_order_relaxed); }
+    // A handler answered with `status` after `us` microseconds.
+    void request(int status, uint64_t us);
+    void error(Error e) { errors_[e].fetch_add(1, std::memory_order_relaxed); }
+
+private:
+    static void collect(void* self, metrics::Exposition& out);
+
+    std::string name_;
+    const std::atomic<size_t>* live_;
+    std::atomic<uint64_t> connections_{0};
+    std::atomic<uint64_t> by_class_[6] = {};  // 1xx .. 5xx, [0] anything else
+    std::atomic<uint64_t> errors_[kErrors] = {};
+    metrics::Log2Histogram duration_us_;
+    int id_ = -1;
+};
+
+}  // namespace http
+}  // namespace net
+}  // namespace photon
