@@ -1,8 +1,10 @@
 // http-server: an HTTP server (HTTP/1.1 and HTTP/2) with a handler of its
 // own and a static directory.
 //
-//   http-server [PORT] [DIR] [--cert CERT.pem --key KEY.pem]
+//   http-server [PORT] [DIR] [--cert CERT.pem --key KEY.pem] [--debug]
 //                                (defaults 8080 and the current directory)
+//   --debug also serves /metrics (Prometheus text) and /debug/coroutines (the coroutine dump);
+//   tools/photon-top.py http://127.0.0.1:8080/metrics shows them live.
 //   curl http://127.0.0.1:8080/hello?name=you
 //   curl --http2-prior-knowledge http://127.0.0.1:8080/files/README.md   (h2c)
 //   curl -k https://127.0.0.1:8080/hello          (with --cert/--key: h2 by ALPN)
@@ -48,12 +50,15 @@ static std::string slurp(const char* path) {
 
 int main(int argc, char** argv) {
     const char *cert = nullptr, *key = nullptr;
+    bool debug = false;
     const char* args[2] = {"8080", "."};
     for (int i = 1, n = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--cert") && i + 1 < argc)
             cert = argv[++i];
         else if (!strcmp(argv[i], "--key") && i + 1 < argc)
             key = argv[++i];
+        else if (!strcmp(argv[i], "--debug"))
+            debug = true;
         else if (n < 2)
             args[n++] = argv[i];
     }
@@ -67,6 +72,10 @@ int main(int argc, char** argv) {
     auto http = new_http_server();
     http->add_handler(hello, "/hello");
     http->add_handler(new_fs_handler(fs), true, "/files/");  // the server owns the handler
+    if (debug) {  // what the process is doing: for operators (this server is on 127.0.0.1)
+        http->add_handler(new_metrics_handler(), true, "/metrics");
+        http->add_handler(new_thread_dump_handler(), true, "/debug/coroutines");
+    }
 
     // With a certificate: TLS, offering h2 and http/1.1 by ALPN. Without: plain
     // HTTP/1.1, and h2c for clients that start with the HTTP/2 preface.

@@ -3,6 +3,7 @@
 # and its output is checked. Usage: run.sh DIR_WITH_THE_EXAMPLES
 set -euo pipefail
 bin="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/photon-examples.XXXXXX")"
 pids=()
 cleanup() {
@@ -71,6 +72,24 @@ if curl -V | grep -q HTTP2; then  # h2c (prior knowledge and Upgrade), then h2 o
         cmp "$tmp/www/blob.bin" "$tmp/got3.bin" || fail "h2 content"
     fi
     echo "http-server: h2c and h2 ok"
+fi
+echo "== http-server --debug, with tools/photon-top.py"
+dbg_port=$(free_port)
+start_server "$tmp/http-debug.log" "$bin/http-server" "$dbg_port" "$tmp/www" --debug
+run curl -sf "http://127.0.0.1:$dbg_port/files/blob.bin" -o /dev/null || fail "/files/ (--debug)"
+run curl -sf "http://127.0.0.1:$dbg_port/metrics" -o "$tmp/metrics.txt" || fail "/metrics"
+grep -q '^photon_vcpu_switches_total{vcpu="0"} ' "$tmp/metrics.txt" || fail "/metrics: no vCPU 0"
+grep -q '^photon_http_server_requests_total{server="http-1",code="2xx"} [1-9]' "$tmp/metrics.txt" ||
+    fail "/metrics: the /files/ request is not counted"
+if command -v python3 >/dev/null; then
+    run python3 "$here/../../tools/photon-top.py" --once --interval 0.5 \
+        "http://127.0.0.1:$dbg_port/metrics" --dump "http://127.0.0.1:$dbg_port/debug/coroutines" \
+        >"$tmp/top.txt" || fail "photon-top"
+    grep -q '^vCPU  *coros  *switch/s' "$tmp/top.txt" || fail "photon-top: no vCPU table"
+    grep -q '^0  ' "$tmp/top.txt" || fail "photon-top: no row for vCPU 0"
+    grep -q '^http-1 ' "$tmp/top.txt" || fail "photon-top: no row for the HTTP server"
+    grep -q '^coroutines: [1-9]' "$tmp/top.txt" || fail "photon-top: no coroutines from the dump"
+    echo "photon-top: ok"
 fi
 if [ -x "$bin/http-client" ]; then
     out=$(run "$bin/http-client" "http://127.0.0.1:$port/files/blob.bin") || fail "http-client: $out"
