@@ -63,9 +63,16 @@ struct entry {
     void* arg;
 };
 
-std::mutex g_mu;
-std::vector<entry> g_collectors;
-int g_next_id = 0;
+// Never destroyed: a server deleted by a static destructor may unregister after exit() began.
+struct registry {
+    std::mutex mu;
+    std::vector<entry> collectors;
+    int next_id = 0;
+};
+registry& reg() {
+    static registry* r = new registry;
+    return *r;
+}
 
 }  // namespace
 
@@ -165,18 +172,20 @@ void Exposition::histogram(const char* name, const Log2Histogram& h, double scal
 
 int register_collector(Collector fn, void* arg) {
     if (!fn) return errno = EINVAL, -1;
-    std::lock_guard<std::mutex> lock(g_mu);
-    for (auto& e : g_collectors)
+    registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (auto& e : r.collectors)
         if (e.fn == fn && e.arg == arg) return e.id;
-    g_collectors.push_back({++g_next_id, fn, arg});
-    return g_next_id;
+    r.collectors.push_back({++r.next_id, fn, arg});
+    return r.next_id;
 }
 
 int unregister_collector(int id) {
-    std::lock_guard<std::mutex> lock(g_mu);
-    for (auto it = g_collectors.begin(); it != g_collectors.end(); ++it)
+    registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (auto it = r.collectors.begin(); it != r.collectors.end(); ++it)
         if (it->id == id) {
-            g_collectors.erase(it);
+            r.collectors.erase(it);
             return 0;
         }
     return errno = ENOENT, -1;
@@ -185,8 +194,9 @@ int unregister_collector(int id) {
 int render_prometheus(std::string* out) {
     if (!out) return errno = EINVAL, -1;
     Exposition e(out);
-    std::lock_guard<std::mutex> lock(g_mu);
-    for (auto& c : g_collectors) c.fn(c.arg, e);
+    registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (auto& c : r.collectors) c.fn(c.arg, e);
     return 0;
 }
 
