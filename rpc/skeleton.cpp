@@ -10,6 +10,7 @@
 // is shed with an ENOMEM reply if none comes in time; its reply's bytes are
 // taken too while it is written; all are given back once the reply is out.
 #include <atomic>
+#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -21,6 +22,7 @@
 
 #include "frame_reader.h"
 #include "frame_writer.h"
+#include "skeleton_metrics.h"
 #include "wire.h"
 
 namespace photon {
@@ -89,6 +91,7 @@ public:
     void set_idle_timeout(uint64_t us) override { idle_timeout_ = us; }
     void set_max_inflight(uint32_t n) override { max_inflight_ = n ? n : 1; }
     void set_memory_budget(MemoryBudget* b) override { budget_ = b; }
+    void set_metrics_name(const char* name) override { metrics_.set_name(name); }
 
     int serve(IStream* stream) override;
     int shutdown(bool no_more_requests) override { return shutdown(no_more_requests, UINT64_MAX); }
@@ -98,6 +101,7 @@ public:
     static void* run(void* arg);
     uint64_t frame_timeout() const { return frame_timeout_; }
     void shed_reply(size_t n);
+    SkeletonMetrics metrics_;
 
 private:
     int serve_frames(Conn& c, FrameReader& rd);
@@ -151,6 +155,7 @@ int Request::send_reply(iovector* resp) {
     replied = true;
     Header h;
     h.size = (uint32_t)n;
+    sk->metrics_.reply(n);
     return write_frame(h, resp);
 }
 
@@ -185,6 +190,7 @@ int Request::write_frame(Header& h, iovector* payload) {
 
 void SkeletonImpl::shed_reply(size_t n) {
     uint64_t k = ++sheds_;
+    metrics_.error(SkeletonMetrics::NO_MEMORY);
     LOG_EVERY_T(10, LOG_WARN("rpc server: no room in the memory budget for a reply of ` bytes, "
                              "replying ENOMEM instead (` shed so far)",
                              n, k));
@@ -198,12 +204,14 @@ int SkeletonImpl::serve(IStream* stream) {
         SCOPED_LOCK(lock_);
         conns_.insert(&c);
     }
+    metrics_.connection_opened();
     if (on_accept_) on_accept_(stream);
     FrameReader rd(stream);
     int ret = serve_frames(c, rd);
     int e = errno;
     wait_idle(c);
     if (on_close_) on_close_(stream);
+    metrics_.connection_closed();
     {
         SCOPED_LOCK(lock_);
         conns_.erase(&c);
@@ -227,14 +235,17 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
         if (r == 0) return 0;  // the peer closed, or was idle too long, between frames
         if (r < 0) {
             if (errno == EINTR && !running_) return 0;  // shutdown
+            metrics_.error(SkeletonMetrics::READ_FAILED);
             LOG_EVERY_T(10, LOG_WARN("rpc server: reading a request failed ", ERRNO()));
             return -1;
         }
         if (h.magic != Header::MAGIC || h.version != Header::VERSION) {
+            metrics_.error(SkeletonMetrics::BAD_FRAME);
             LOG_EVERY_T(10, LOG_ERROR("rpc server: not an rpc frame (magic/version), closing"));
             return errno = EPROTO, -1;
         }
         if (h.size > max_size_) {
+            metrics_.error(SkeletonMetrics::BAD_FRAME);
             LOG_EVERY_T(
                 10, LOG_ERROR("rpc server: request of ` bytes past the limit, closing", h.size));
             return errno = EMSGSIZE, -1;
@@ -253,6 +264,7 @@ int SkeletonImpl::take_budget(Request& r, size_t n, const Timeout& frame_deadlin
     if (errno == EINTR && !running_) return -1;
     int e = errno;
     uint64_t k = ++sheds_;
+    metrics_.error(SkeletonMetrics::NO_MEMORY);
     LOG_EVERY_T(10, LOG_WARN("rpc server: no room in the memory budget for a request of ` bytes "
                              "(`), replying ENOMEM (` shed so far)",
                              n, ERRNO(e), k));
@@ -294,6 +306,7 @@ int SkeletonImpl::start(Request* req) {
     c.inflight--;
     running_requests_--;
     uint64_t k = ++no_coroutine_;
+    metrics_.error(SkeletonMetrics::NO_COROUTINE);
     LOG_EVERY_T(10, LOG_ERROR("rpc server: cannot make a coroutine for a request (`), replying "
                               "ENOMEM (` so far); at most ` requests run at once for 1 s",
                               ERRNO(e), k, create_cap_.load()));
@@ -304,9 +317,11 @@ int SkeletonImpl::start(Request* req) {
 
 int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     Timeout deadline = rd.frame_deadline();
+    metrics_.request(h.size);
     auto it = funcs_.find(h.function.function);
     auto req = new (std::nothrow) Request(this, &c, alloc_);
     if (!req) {  // the heap is exhausted: skipped, answered from here
+        metrics_.error(SkeletonMetrics::NO_MEMORY);
         Request here(this, &c, alloc_);
         here.header = h;
         if (rd.skip(h.size, deadline) < 0) return -1;
@@ -314,6 +329,7 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     }
     req->header = h;
     if (it == funcs_.end()) {  // the caller hears ENOSYS; the connection goes on
+        metrics_.error(SkeletonMetrics::NO_FUNCTION);
         DEFER(delete req);
         if (rd.skip(h.size, deadline) < 0) return -1;
         LOG_EVERY_T(10, LOG_WARN("rpc server: no function ` (interface `, method `)",
@@ -325,6 +341,7 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     int r = take_budget(*req, h.size + kRequestCharge, deadline);
     if (r < 0 && errno == EINTR) return delete req, -1;  // shutdown
     if (r < 0 || (h.size && req->body.push_back(h.size) != h.size)) {
+        if (r == 0) metrics_.error(SkeletonMetrics::NO_MEMORY);  // (take_budget counted its own)
         DEFER(delete req);
         if (rd.skip(h.size, deadline) < 0) return -1;
         return req->send_error(ENOMEM), 0;
@@ -345,9 +362,20 @@ void* SkeletonImpl::run(void* arg) {
         req->th = CURRENT;
     }
     ResponseSender sender(req, &Request::send_reply);
+    // One request in kTimeOneIn is timed: two clock reads are 1.4% of a small call.
+    static thread_local uint32_t t_seq = 0;
+    bool timed = ++t_seq % SkeletonMetrics::kTimeOneIn == 0;
+    auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     int r = req->func(&req->body, sender, c.stream);
+    if (timed)
+        sk->metrics_.handler_time((uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count());
     // A function that failed without replying: tell the caller why.
-    if (!req->replied) req->send_error(r < 0 && errno ? errno : EIO);
+    if (!req->replied) {
+        sk->metrics_.error(SkeletonMetrics::HANDLER_FAILED);
+        req->send_error(r < 0 && errno ? errno : EIO);
+    }
     {
         SCOPED_LOCK(sk->lock_);
         sk->requests_.erase(req);

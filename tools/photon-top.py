@@ -5,8 +5,9 @@ Reads the process's metrics endpoint (net::http::new_metrics_handler, Prometheus
 INTERVAL seconds and shows, per vCPU, the rates of the interval: context switches, coroutines
 created, wake-ups (timer and cross-thread), engine polls, the share of time spent idle, and the
 run-queue delay and engine interval percentiles of the interval's samples; then each HTTP
-server's requests and errors. With --dump URL (new_thread_dump_handler), it also lists the
-coroutines that have waited longest, with what they wait on.
+server's requests and errors, and each RPC skeleton's calls, bytes and errors. With --dump URL
+(new_thread_dump_handler), it also lists the coroutines that have waited longest, with what
+they wait on.
 
     tools/photon-top.py http://127.0.0.1:8080/metrics --dump http://127.0.0.1:8080/debug/coroutines
     tools/photon-top.py URL --once     # one screen after one interval, no terminal control
@@ -140,6 +141,28 @@ def http_table(now, before, dt):
     return lines
 
 
+def rpc_table(now, before, dt):
+    skeletons = by_label(now, 'photon_rpc_server_connections', 'skeleton')
+    if not skeletons:
+        return []
+    lines = ['', '%-16s %6s %9s %10s %10s %8s %9s %9s' %
+             ('RPC skeleton', 'conns', 'calls/s', 'in KiB/s', 'out KiB/s', 'errors/s', 'hdl p50',
+              'hdl p99')]
+    for name, (d, conns) in sorted(skeletons.items()):
+        labels = frozenset(d.items())
+        r = lambda n: rate(now, before, n, labels, dt)
+        errs = sum(rate(now, before, 'photon_rpc_server_errors_total', l, dt)
+                   for l in series(now, 'photon_rpc_server_errors_total')
+                   if dict(l).get('skeleton') == name)
+        hdl = histogram_delta(now, before, 'photon_rpc_server_handler_seconds', 'skeleton', name)
+        lines.append('%-16s %6d %9.0f %10.1f %10.1f %8.0f %9s %9s' % (
+            name[:16], conns, r('photon_rpc_server_requests_total'),
+            r('photon_rpc_server_received_bytes_total') / 1024,
+            r('photon_rpc_server_sent_bytes_total') / 1024, errs,
+            fmt_seconds(quantile(hdl, 0.5)), fmt_seconds(quantile(hdl, 0.99))))
+    return lines
+
+
 def dump_table(url, top):
     try:
         d = json.loads(fetch(url + ('&' if '?' in url else '?') + 'format=json&frames=0'))
@@ -182,6 +205,7 @@ def main():
         lines = ['photon-top  %s  every %.1fs' % (args.url, args.interval), '']
         lines += vcpu_table(now, before, t1 - t0)
         lines += http_table(now, before, t1 - t0)
+        lines += rpc_table(now, before, t1 - t0)
         if args.dump:
             lines += dump_table(args.dump, args.top)
         if args.once:

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <photon/common/metric-meter/prometheus.h>
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/net/socket.h>
 #include <photon/photon.h>
@@ -358,6 +359,54 @@ TEST_P(Rpc, BadFramesCloseOnlyTheirConnection) {
     std::string out;
     EXPECT_GT(echo(s, "unharmed", &out), 0);
     EXPECT_EQ("unharmed", out);
+}
+
+// The value of the sample `prefix` ("name{labels} ") in a scrape of the registry, or -1.
+long long scraped(const std::string& prefix) {
+    std::string text;
+    if (photon::metrics::render_prometheus(&text) < 0) return -1;
+    size_t p = text.find("\n" + prefix);
+    return p == std::string::npos ? -1 : std::stoll(text.substr(p + 1 + prefix.size()));
+}
+
+TEST_P(Rpc, MetricsCountRequestsBytesAndErrorsByKind) {
+    sk->set_metrics_name("under-test");
+    ASSERT_EQ(0, sk->add_function(rpc::FunctionID(Op::IID, Op::FID),
+                                  {nullptr,
+                                   [](void*, iovector*, rpc::Skeleton::ResponseSender,
+                                      IStream*) -> int { return errno = EPERM, -1; }}));
+    auto s = connect_stub();
+    ASSERT_NE(nullptr, s);
+    std::string out;
+    for (int i = 0; i < 32; i++) ASSERT_GT(echo(s, "hello", &out), 0);
+    Missing::Request mreq;
+    mreq.str = "anyone?";
+    Missing::Response mresp;
+    char buf[16];
+    mresp.str.assign(buf, sizeof(buf));
+    EXPECT_EQ(-1, s->call<Missing>(mreq, mresp));
+    Echo::Request req;
+    req.str = "x";
+    Echo::Response resp;
+    EXPECT_EQ(-1, s->call<Op>(req, resp));
+    {
+        rpc::Header h;
+        h.size = 0;
+        h.magic ^= 1;
+        std::unique_ptr<ISocketStream> r(raw());
+        EXPECT_TRUE(server_closes_after(r.get(), &h, sizeof(h)));
+    }
+    const std::string l = "{skeleton=\"under-test\"";
+    EXPECT_EQ(34, scraped("photon_rpc_server_requests_total" + l + "} "));
+    EXPECT_EQ(2, scraped("photon_rpc_server_connections_total" + l + "} "));
+    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total" + l + ",kind=\"no_function\"} "));
+    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total" + l + ",kind=\"handler_failed\"} "));
+    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total" + l + ",kind=\"bad_frame\"} "));
+    EXPECT_EQ(0, scraped("photon_rpc_server_errors_total" + l + ",kind=\"no_memory\"} "));
+    EXPECT_GT(scraped("photon_rpc_server_received_bytes_total" + l + "} "), 32 * 5);
+    EXPECT_GT(scraped("photon_rpc_server_sent_bytes_total" + l + "} "), 32 * 5);
+    EXPECT_GE(scraped("photon_rpc_server_handler_seconds_count" + l + "} "), 1);  // 1 in 16
+    EXPECT_GE(scraped("photon_rpc_server_connections" + l + "} "), 1);            // the stub's
 }
 
 TEST_P(Rpc, StalledFrameIsCutByTheFrameTimeout) {

@@ -194,6 +194,10 @@ public:
     // connections served from now on. doc/rpc.md says what it bounds and
     // what a client sees past it (-1 ENOMEM).
     virtual void set_memory_budget(MemoryBudget*) {}
+    // Ours: the skeleton's label (skeleton="...") in the metrics registry
+    // (photon/common/metric-meter/prometheus.h: photon_rpc_server_*); "rpc-N" until set, N
+    // counting the skeletons made in this process.
+    virtual void set_metrics_name(const char* /*name*/) {}
 
     template <class ServerClass>
     int register_service(ServerClass* obj) {

@@ -1,0 +1,62 @@
+// A skeleton's counters in the metrics registry (photon/common/metric-meter/prometheus.h):
+// connections, requests, bytes each way, refusals and failures by kind, and a sample of handler
+// times, labelled with the skeleton's metrics name. Shared by the vCPUs that serve its
+// connections: relaxed atomic adds. Private.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include <photon/common/metric-meter/prometheus.h>
+
+namespace photon {
+namespace rpc {
+
+class SkeletonMetrics {
+public:
+    enum Error {
+        NO_FUNCTION,     // answered ENOSYS
+        NO_MEMORY,       // answered ENOMEM: no room in the memory budget, or the heap
+        NO_COROUTINE,    // answered ENOMEM: no coroutine could be made
+        BAD_FRAME,       // not a frame, or one past the size limit: the connection closed
+        READ_FAILED,     // reading a frame failed (a timeout, a reset)
+        HANDLER_FAILED,  // the function failed without replying: answered its errno
+        kErrors
+    };
+    // One request in this many has its handler timed (two clock reads each).
+    static constexpr uint32_t kTimeOneIn = 16;
+
+    SkeletonMetrics();
+    ~SkeletonMetrics();
+    SkeletonMetrics(const SkeletonMetrics&) = delete;
+    SkeletonMetrics& operator=(const SkeletonMetrics&) = delete;
+
+    // Renames it ("rpc-N" until then): out of the registry while the name changes.
+    void set_name(const char* name);
+    void connection_opened() {
+        connections_total_.fetch_add(1, std::memory_order_relaxed);
+        connections_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void connection_closed() { connections_.fetch_sub(1, std::memory_order_relaxed); }
+    void request(uint64_t bytes) {
+        requests_.fetch_add(1, std::memory_order_relaxed);
+        bytes_in_.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    void reply(uint64_t bytes) { bytes_out_.fetch_add(bytes, std::memory_order_relaxed); }
+    void error(Error e) { errors_[e].fetch_add(1, std::memory_order_relaxed); }
+    void handler_time(uint64_t us) { handler_us_.put_shared(us); }
+
+private:
+    static void collect(void* self, metrics::Exposition& out);
+
+    std::string name_;
+    std::atomic<uint64_t> connections_{0}, connections_total_{0}, requests_{0};
+    std::atomic<uint64_t> bytes_in_{0}, bytes_out_{0};
+    std::atomic<uint64_t> errors_[kErrors] = {};
+    metrics::Log2Histogram handler_us_;
+    int id_ = -1;
+};
+
+}  // namespace rpc
+}  // namespace photon
