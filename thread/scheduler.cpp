@@ -195,9 +195,7 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
         if (waited) {
             v->idle_end = v->engine_polled;
             uint64_t d = v->engine_polled > t ? v->engine_polled - t : 0;
-            bump(v->ctr.idle_waits);
-            bump(v->ctr.idle_wait_us, d);
-            v->ctr.idle_wait.put(d);
+            v->ctr.idle_wait.put(d);  // its count and sum are the waits and their time
         }
     }
 }

@@ -26,14 +26,14 @@ void snapshot(vcpu_t* v, void* arg) {
     s.switches = load(v->switch_count);
     s.lone_yields = load(v->lone_yields);
     s.engine_polls = load(c.engine_polls);
-    s.idle_waits = load(c.idle_waits);
-    s.idle_wait_us = load(c.idle_wait_us);
     s.cross_wakeups = load(c.cross_wakeups);
     s.migrations_in = load(c.migrations_in);
     s.timer_wakeups = load(c.timer_wakeups);
     c.run_queue_delay.snapshot(&s.run_queue_delay_us);
     c.engine_interval.snapshot(&s.engine_interval_us);
     c.idle_wait.snapshot(&s.idle_wait_hist_us);
+    s.idle_waits = s.idle_wait_hist_us.count;
+    s.idle_wait_us = s.idle_wait_hist_us.sum;
     out->push_back(s);
 }
 

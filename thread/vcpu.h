@@ -45,7 +45,7 @@ struct slow_sample {
 // A vCPU's counters (photon/thread/stats.h): written by the vCPU alone with relaxed atomic
 // stores (bump()), read by anyone.
 struct vcpu_counters {
-    uint64_t created = 0, engine_polls = 0, idle_waits = 0, idle_wait_us = 0;
+    uint64_t created = 0, engine_polls = 0;
     uint64_t cross_wakeups = 0, migrations_in = 0, timer_wakeups = 0;
     metrics::Log2Histogram run_queue_delay, engine_interval, idle_wait;
 };
