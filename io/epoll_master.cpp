@@ -141,6 +141,7 @@ public:
     }
 
     uint64_t engine_kind() const override { return INIT_EVENT_EPOLL; }
+    const char* idle_wait_name() const override { return "epoll"; }
 
 private:
     int epfd_ = -1;
@@ -158,7 +159,10 @@ private:
         struct epoll_event ev = {};
         ev.events = kRegistered;
         ev.data.u64 = (uint64_t)fd;
-        if (epoll_ctl(epfd_, op, fd, &ev) == 0) return 1;
+        if (epoll_ctl(epfd_, op, fd, &ev) == 0) {
+            vcpu_count_io(VCPU_IO_MASTER, 1, 0);
+            return 1;
+        }
         if (errno == EPERM) return 0;
         if (op == EPOLL_CTL_ADD && errno == EEXIST) return 1;
         if (op == EPOLL_CTL_MOD && errno == ENOENT) return ctl(EPOLL_CTL_ADD, fd);

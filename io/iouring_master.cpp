@@ -91,6 +91,7 @@ public:
     }
 
     uint64_t engine_kind() const override { return INIT_EVENT_IOURING; }
+    const char* idle_wait_name() const override { return "io_uring"; }
 
     uring* ring() { return ring_; }
 

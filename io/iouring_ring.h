@@ -132,6 +132,7 @@ private:
     io_uring ring_ = {};
     bool ring_ok_ = false;
     bool eager_ = true;
+    bool master_ = false;    // the vCPU's master engine: its entries count in its metrics
     int evfd_ = -1;          // registered eventfd (non-master rings)
     uint32_t inflight_ = 0;  // execute() calls parked now
     unsigned at_once_ = 0;   // file requests submitted at once this round

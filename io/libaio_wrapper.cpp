@@ -190,6 +190,7 @@ void aio_context::drain_events() {
             LOG_ERROR("libaio: io_getevents failed, errno=", -n);
             return;
         }
+        vcpu_count_io(VCPU_IO_LIBAIO, 0, (uint64_t)n);
         for (int i = 0; i < n; i++) {
             auto req = static_cast<aio_request*>(evs[i].data);
             req->res = (long)evs[i].res;
@@ -210,6 +211,7 @@ void aio_context::flush() {
             fail_first_pending(r);
             continue;
         }
+        vcpu_count_io(VCPU_IO_LIBAIO, (uint64_t)r, 0);
         for (int i = 0; i < r; i++) static_cast<aio_request*>(pending_[i]->data)->submitted = true;
         pending_.erase(pending_.begin(), pending_.begin() + r);
     }

@@ -117,6 +117,7 @@ void unlock_spin(void* l) { static_cast<spinlock*>(l)->unlock(); }
 ssize_t run_job(aio_job* j) {
     if (!CURRENT) LOG_ERROR_RETURN(ENOSYS, -1, "posixaio: not a vCPU");
     pool().enqueue(j);
+    vcpu_count_io(VCPU_IO_POSIX_AIO, 1, 0);
     int err = 0;
     j->lock.lock();
     while (!j->done) {
@@ -135,6 +136,7 @@ ssize_t run_job(aio_job* j) {
         if (cancelled) j->done = true, j->res = -1, j->err = err;
     }
     j->lock.unlock();
+    vcpu_count_io(VCPU_IO_POSIX_AIO, 0, 1);
     if (j->res < 0) errno = j->err;
     return j->res;
 }

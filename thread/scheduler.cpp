@@ -67,7 +67,7 @@ inline void prefetch_ahead(vcpu_t* v, thread* to) {
 // Those an idle wait woke were stamped with the clock from before it: they count from its end.
 inline void note_delay(vcpu_t* v, thread* th) {
     uint64_t t = clock_now(), r = th->ready_at > v->idle_end ? th->ready_at : v->idle_end;
-    v->ctr.run_queue_delay.put(t > r ? t - r : 0);
+    put(v->ctr.run_queue_delay, t > r ? t - r : 0);
 }
 
 // Switches from `from` (already accounted for) to `to`, the new front.
@@ -77,8 +77,11 @@ inline void switch_to(vcpu_t* v, thread* from, thread* to) {
     uint64_t n = v->switch_count + 1;
     __atomic_store_n(&v->switch_count, n, __ATOMIC_RELAXED);
     bool fresh = (n & kMaintenanceMask) == 0;
-    if (fresh) vcpu_maintenance(v, from);
-    if (to->woken) {
+    if (fresh) {
+        vcpu_maintenance(v, from);
+        put(v->ctr.run_queue_length, v->rq.n);
+    }
+    if (metrics::kCounting && to->woken) {
         to->woken = false;
         if (fresh) note_delay(v, to);
     }
@@ -115,8 +118,7 @@ void drain_standby(vcpu_t* v) {
             th->flags &= ~TF_MIGRATING;
             all_link(v, th);  // adopted
             bump(v->ctr.migrations_in);
-            th->ready_at = clock_now();
-            th->woken = true;
+            stamp_ready(th);
             if (th->state == SLEEPING) {  // moved while asleep: sleeps on here
                 if (th->deadline != UINT64_MAX) v->sleepq.push(th);
                 th->lock.unlock();
@@ -139,8 +141,7 @@ void fire_timers(vcpu_t* v) {
         if (th->state == SLEEPING) {  // else STANDBY: drain_standby owns it
             th->error_number = kTimedOut;
             th->state = READY;
-            th->ready_at = clock_now();
-            th->woken = true;
+            stamp_ready(th);
             bump(v->ctr.timer_wakeups);
             v->rq.push_back(th);
         }
@@ -180,8 +181,9 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
         if (!v->has_standby.load(std::memory_order_seq_cst) &&
             !v->dump.load(std::memory_order_seq_cst)) {
             if (IdleWait* engine = v->idle_wait) {
-                v->ctr.engine_interval.put(t > v->engine_polled ? t - v->engine_polled : 0);
-                engine->wait_and_fire_events(timeout);
+                put(v->ctr.engine_interval, t > v->engine_polled ? t - v->engine_polled : 0);
+                ssize_t n = engine->wait_and_fire_events(timeout);
+                if (n > 0) bump(v->ctr.io_completed[VCPU_IO_MASTER], (uint64_t)n);
             } else {
                 futex_wait(&v->futex_word, seen, timeout);
             }
@@ -195,7 +197,7 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
         if (waited) {
             v->idle_end = v->engine_polled;
             uint64_t d = v->engine_polled > t ? v->engine_polled - t : 0;
-            v->ctr.idle_wait.put(d);  // its count and sum are the waits and their time
+            put(v->ctr.idle_wait, d);  // its count and sum are the waits and their time
         }
     }
 }
@@ -219,17 +221,17 @@ void vcpu_maintenance(vcpu_t* v, thread* on_stack) {
     IdleWait* engine = v->idle_wait;
     uint64_t t = clock_now();
     if (engine && t - v->engine_polled >= kEnginePollUs) {
-        v->ctr.engine_interval.put(t > v->engine_polled ? t - v->engine_polled : 0);
+        put(v->ctr.engine_interval, t > v->engine_polled ? t - v->engine_polled : 0);
         bump(v->ctr.engine_polls);
         v->engine_polled = t;
-        engine->wait_and_fire_events(0);
+        ssize_t n = engine->wait_and_fire_events(0);
+        if (n > 0) bump(v->ctr.io_completed[VCPU_IO_MASTER], (uint64_t)n);
     }
 }
 
 void make_ready_locked(thread* th, int err) {
     th->error_number = err;
-    th->ready_at = clock_now();
-    th->woken = true;
+    stamp_ready(th);
     if (th->flags & TF_MIGRATING) {  // a sleeper in its new vCPU's standby list
         th->state = STANDBY;         // already: drain_standby will run it
         return;
@@ -255,7 +257,7 @@ static void switch_out(vcpu_t* v, thread* self) {
     if (v->rq.empty()) idle_until_runnable(v, self);
     thread* next = v->rq.front();
     if (next == self) {  // woken while idling on our own stack
-        if (self->woken) {
+        if (metrics::kCounting && self->woken) {
             self->woken = false;
             note_delay(v, self);
         }
@@ -337,6 +339,7 @@ int thread_yield_to(thread* th) {
     }
     v->rq.erase(th);
     self->insert_after(th);
+    bump(v->rq.n);  // back in, behind self
     v->rq.node = th;
     switch_to(v, self, th);
     return 0;

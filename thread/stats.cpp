@@ -29,6 +29,13 @@ void snapshot(vcpu_t* v, void* arg) {
     s.cross_wakeups = load(c.cross_wakeups);
     s.migrations_in = load(c.migrations_in);
     s.timer_wakeups = load(c.timer_wakeups);
+    s.run_queue = load(v->rq.n);
+    s.engine = __atomic_load_n(&v->idle_wait_name, __ATOMIC_RELAXED);
+    for (int i = 0; i < VCPU_IO_ENGINES; i++) {
+        s.io_submitted[i] = load(c.io_submitted[i]);
+        s.io_completed[i] = load(c.io_completed[i]);
+    }
+    c.run_queue_length.snapshot(&s.run_queue_length);
     c.run_queue_delay.snapshot(&s.run_queue_delay_us);
     c.engine_interval.snapshot(&s.engine_interval_us);
     c.idle_wait.snapshot(&s.idle_wait_hist_us);
@@ -64,6 +71,8 @@ const counter_def kCounters[] = {
      &VcpuStats::migrations_in, metrics::Exposition::COUNTER},
     {"photon_vcpu_timer_wakeups_total", "Sleepers woken by their deadline.",
      &VcpuStats::timer_wakeups, metrics::Exposition::COUNTER},
+    {"photon_vcpu_run_queue", "Coroutines ready to run, the running one included.",
+     &VcpuStats::run_queue, metrics::Exposition::GAUGE},
 };
 
 struct histogram_def {
@@ -82,6 +91,26 @@ const histogram_def kHistograms[] = {
     {"photon_vcpu_idle_wait_seconds", "Each blocking wait for work.",
      &VcpuStats::idle_wait_hist_us},
 };
+
+// Static (photon/thread/stats.h), for the `engine` label of VcpuStats::io_*[1] and [2].
+const char* const kFileEngines[] = {"libaio", "posix_aio"};
+
+// The I/O engines' counts, labelled by vCPU and engine; file engines a vCPU never used are left
+// out.
+void collect_io(metrics::Exposition& e, const std::vector<VcpuStats>& all, const char* name,
+                const char* help, uint64_t const (VcpuStats::*field)[3]) {
+    e.family(name, help, metrics::Exposition::COUNTER);
+    for (auto& s : all) {
+        std::string id = std::to_string(s.id);
+        for (int i = 0; i < VCPU_IO_ENGINES; i++) {
+            uint64_t v = (s.*field)[i];
+            if (i > 0 && v == 0) continue;
+            metrics::Label l[2] = {{"vcpu", id},
+                                   {"engine", i == 0 ? s.engine : kFileEngines[i - 1]}};
+            e.sample(name, v, l, 2);
+        }
+    }
+}
 
 void collect(void*, metrics::Exposition& e) {
     std::vector<VcpuStats> all;
@@ -102,6 +131,19 @@ void collect(void*, metrics::Exposition& e) {
             e.histogram(d.name, s.*d.field, 1e-6, &l, 1);
         }
     }
+    e.family("photon_vcpu_run_queue_length", "The run queue's length, at one switch in 64.",
+             metrics::Exposition::HISTOGRAM);
+    for (auto& s : all) {
+        metrics::Label l{"vcpu", std::to_string(s.id)};
+        e.histogram("photon_vcpu_run_queue_length", s.run_queue_length, 1, &l, 1);
+    }
+    collect_io(e, all, "photon_vcpu_io_submissions_total",
+               "Work handed to the kernel: epoll interests registered, io_uring entries, aio "
+               "requests.",
+               &VcpuStats::io_submitted);
+    collect_io(e, all, "photon_vcpu_io_completions_total",
+               "Events and completions handled (epoll events, io_uring completions, aio events).",
+               &VcpuStats::io_completed);
     stack_cache_counts sc = get_stack_cache_counts();
     e.family("photon_stack_cache_hits_total", "Coroutine stacks taken from a vCPU's cache.",
              metrics::Exposition::COUNTER);
@@ -120,6 +162,14 @@ int get_vcpu_stats(std::vector<VcpuStats>* out) {
     if (!out) return errno = EINVAL, -1;
     for_each_vcpu_locked(&snapshot, out);
     return 0;
+}
+
+void vcpu_count_io(vcpu_io_engine which, uint64_t submitted, uint64_t completed) {
+    if (!metrics::kCounting) return;
+    vcpu_t* v = current_vcpu();
+    if (!v || which >= VCPU_IO_ENGINES) return;
+    if (submitted) bump(v->ctr.io_submitted[which], submitted);
+    if (completed) bump(v->ctr.io_completed[which], completed);
 }
 
 void stats_vcpu_init() {

@@ -133,8 +133,7 @@ thread* thread_create(thread_entry start, void* arg, uint64_t stack_size, uint32
     if (!(flags & THREAD_DAEMON)) v->nthreads++;
     all_link(v, th);
     bump(v->ctr.created);
-    th->ready_at = clock_now();
-    th->woken = true;
+    stamp_ready(th);
     v->rq.push_back(th);
     return th;
 }

@@ -228,7 +228,10 @@ void spin_yield() { sched_yield(); }
 vcpu_base* get_vcpu(thread* th) { return th ? th->vcpu : nullptr; }
 
 void set_vcpu_idle_wait(vcpu_base* v, IdleWait* w) {
-    if (v) static_cast<vcpu_t*>(v)->idle_wait = w;
+    if (!v) return;
+    auto vt = static_cast<vcpu_t*>(v);
+    vt->idle_wait = w;
+    if (w) __atomic_store_n(&vt->idle_wait_name, w->idle_wait_name(), __ATOMIC_RELAXED);
 }
 
 uint64_t get_info(uint64_t type, vcpu_base* vb) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include <photon/common/list.h>
+#include "../common/metric-meter/counting.h"
 #include <photon/common/metric-meter/prometheus.h>
 #include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
@@ -47,14 +48,35 @@ struct slow_sample {
 struct vcpu_counters {
     uint64_t created = 0, engine_polls = 0;
     uint64_t cross_wakeups = 0, migrations_in = 0, timer_wakeups = 0;
-    metrics::Log2Histogram run_queue_delay, engine_interval, idle_wait;
+    uint64_t io_submitted[VCPU_IO_ENGINES] = {}, io_completed[VCPU_IO_ENGINES] = {};
+    metrics::Log2Histogram run_queue_delay, run_queue_length, engine_interval, idle_wait;
 };
 
-inline void bump(uint64_t& c, uint64_t d = 1) { __atomic_store_n(&c, c + d, __ATOMIC_RELAXED); }
+inline void bump(uint64_t& c, uint64_t d = 1) {
+    if (metrics::kCounting) __atomic_store_n(&c, c + d, __ATOMIC_RELAXED);
+}
+inline void put(metrics::Log2Histogram& h, uint64_t x) {
+    if (metrics::kCounting) h.put(x);
+}
+
+// The run queue, with its length for the metrics (the running coroutine is its front, so it
+// counts). Every element goes in by push_back and out by erase.
+struct run_queue : intrusive_list<thread> {
+    uint64_t n = 0;
+    void push_back(thread* th) {
+        bump(n);
+        intrusive_list::push_back(th);
+    }
+    // th may be out of the queue already (lone, and not its front).
+    void erase(thread* th) {
+        if (th == node || !th->single()) bump(n, (uint64_t)-1);
+        intrusive_list::erase(th);
+    }
+};
 
 struct vcpu_t : vcpu_base {
     thread* main = nullptr;  // the OS thread's own context
-    intrusive_list<thread> rq;
+    run_queue rq;
     sleep_queue sleepq;
     stack_pool stacks;
     // Alive coroutines, main included, and those migrating in (counted by
@@ -71,6 +93,7 @@ struct vcpu_t : vcpu_base {
     std::atomic<bool> idle_sleeping{false};
     std::atomic<uint32_t> futex_word{0};  // idle wait without an event engine
     IdleWait* idle_wait = nullptr;        // the master event engine (set_vcpu_idle_wait)
+    const char* idle_wait_name = "none";  // its name, static: read by the metrics
     // For debuggers: every coroutine of this vCPU (main, daemons and the
     // migrated-in included), and the list of all vCPUs (vcpu.cpp).
     thread* all_head = nullptr;
@@ -100,6 +123,13 @@ struct vcpu_t : vcpu_base {
 // `now`, read atomically: several vCPUs move it.
 inline uint64_t clock_now() {
     return __atomic_load_n(const_cast<const uint64_t*>(&now), __ATOMIC_RELAXED);
+}
+
+// th is made ready (woken or new) now: its run-queue delay counts from here (scheduler.cpp).
+inline void stamp_ready(thread* th) {
+    if (!metrics::kCounting) return;
+    th->ready_at = clock_now();
+    th->woken = true;
 }
 
 inline vcpu_t* current_vcpu() { return CURRENT ? CURRENT->vcpu : nullptr; }

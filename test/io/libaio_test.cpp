@@ -1,6 +1,7 @@
 // libaio_* (aio-wrapper.h): submission in pairs, cancellation of queued
 // requests, context lifetime.
 #include <photon/io/aio-wrapper.h>
+#include <photon/thread/stats.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -77,6 +78,21 @@ TEST_P(Libaio, SubmittersOfARoundGoInPairs) {
     for (auto& t : tasks) t.join();
     EXPECT_EQ(kReaders, ok);
     EXPECT_EQ((uint64_t)kReaders / 2, libaio_submit_calls() - before);
+}
+
+// The vCPU's metrics count each request once going in and once coming back.
+TEST_P(Libaio, TheVcpuCountsRequestsAndCompletions) {
+    auto totals = [] {
+        std::vector<VcpuStats> all;
+        EXPECT_EQ(0, get_vcpu_stats(&all));
+        EXPECT_EQ(1u, all.size());
+        return all.empty() ? VcpuStats{} : all[0];
+    };
+    VcpuStats a = totals();
+    for (int i = 0; i < 10; i++) ASSERT_EQ(4096, libaio_pread(fd_, buf_, 4096, i * 4096));
+    VcpuStats b = totals();
+    EXPECT_EQ(a.io_submitted[1] + 10, b.io_submitted[1]);
+    EXPECT_EQ(a.io_completed[1] + 10, b.io_completed[1]);
 }
 
 // A caller alone on its vCPU has no partner to wait for: its request goes to

@@ -1,11 +1,13 @@
 // photon/thread/stats.h: each vCPU's counters move with what it does (switches, creations,
 // timer and cross-thread wake-ups, migrations, engine polls and idle waits, sampled run-queue
-// delays), and the registry exposes them per vCPU as photon_vcpu_*.
+// delays and lengths, the engines' I/O), and the registry exposes them per vCPU as
+// photon_vcpu_*.
 #include <photon/thread/stats.h>
 
 #include <photon/photon.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
+#include <photon/io/aio-wrapper.h>
 #include <photon/io/fd-events.h>
 
 #include <gtest/gtest.h>
@@ -187,6 +189,104 @@ TEST_F(VcpuStatsEngine, EnginePollsAndIntervalsAreCountedOnABusyVcpu) {
     }
 }
 
+TEST_F(VcpuStatsTest, TheRunQueueIsCountedAndItsLengthSampled) {
+    int id = my_id();
+    ASSERT_GE(id, 0);
+    VcpuStats a = mine(id);
+    EXPECT_EQ(1u, a.run_queue);  // this coroutine, running
+    // 40 coroutines made ready and not yet run, then 40 x 10 yields: the 1-in-64 samples of the
+    // length see all 41 (bucket [32, 64)).
+    const int n = 40;
+    std::vector<join_handle*> hs;
+    for (int i = 0; i < n; i++)
+        hs.push_back(thread_enable_join(thread_create11([] {
+            for (int k = 0; k < 10; k++) thread_yield();
+        })));
+    EXPECT_EQ(1u + n, mine(id).run_queue);
+    for (int k = 0; k < 10; k++) thread_yield();
+    VcpuStats mid = mine(id);
+    EXPECT_EQ(1u + n, mid.run_queue);
+    for (auto h : hs) thread_join(h);
+    VcpuStats b = mine(id);
+    EXPECT_EQ(1u, b.run_queue);
+    uint64_t samples = b.run_queue_length.count - a.run_queue_length.count;
+    EXPECT_GE(samples, (uint64_t)(n * 10 / 64 - 1));
+    uint64_t at_41 = b.run_queue_length.buckets[6] - a.run_queue_length.buckets[6];
+    EXPECT_GE(at_41 * 2, samples) << "most samples see the 41 ready coroutines";
+}
+
+TEST_F(VcpuStatsTest, AYieldToKeepsTheCount) {
+    int id = my_id();
+    ASSERT_GE(id, 0);
+    auto th = thread_create11([] { thread_yield(); });
+    auto jh = thread_enable_join(th);
+    ASSERT_EQ(0, thread_yield_to(th));
+    EXPECT_EQ(2u, mine(id).run_queue);
+    thread_join(jh);
+    EXPECT_EQ(1u, mine(id).run_queue);
+}
+
+// Five waits for a pipe, each after the writer's pause: each parks in the master engine.
+void check_master_engine_io(const char* engine) {
+    {
+        int id = my_id();
+        ASSERT_GE(id, 0);
+        VcpuStats a = mine(id);
+        EXPECT_STREQ(engine, a.engine);
+        int p[2];
+        ASSERT_EQ(0, pipe(p));
+        std::thread writer([&] {
+            for (int i = 0; i < 5; i++) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                EXPECT_EQ(1, write(p[1], "x", 1));
+            }
+        });
+        for (int i = 0; i < 5; i++) {
+            ASSERT_EQ(0, wait_for_fd_readable(p[0], 5 * 1000 * 1000));
+            char c;
+            ASSERT_EQ(1, read(p[0], &c, 1));
+        }
+        writer.join();
+        VcpuStats b = mine(id);
+        // At least one registration (epoll) or one entry per wait (io_uring), and one event or
+        // completion per wait that parked.
+        EXPECT_GE(b.io_submitted[0] - a.io_submitted[0], 1u);
+        EXPECT_GE(b.io_completed[0] - a.io_completed[0], 1u);
+        std::string out;
+        ASSERT_EQ(0, metrics::render_prometheus(&out));
+        std::string l = "{vcpu=\"" + std::to_string(id) + "\",engine=\"" + b.engine + "\"} ";
+        EXPECT_NE(std::string::npos, out.find("photon_vcpu_io_submissions_total" + l)) << out;
+        EXPECT_NE(std::string::npos, out.find("photon_vcpu_io_completions_total" + l)) << out;
+        close(p[0]);
+        close(p[1]);
+    }
+}
+
+class VcpuStatsEngines : public photon_test::EngineTest {};
+
+TEST_P(VcpuStatsEngines, TheMasterEngineCountsWhatItHandsTheKernelAndGetsBack) {
+    check_master_engine_io(GetParam() == INIT_EVENT_EPOLL ? "epoll" : "io_uring");
+}
+
+PHOTON_INSTANTIATE_ENGINE_TESTS(VcpuStatsEngines);
+
+TEST_F(VcpuStatsTest, PosixAioRequestsAreCounted) {
+    int id = my_id();
+    ASSERT_GE(id, 0);
+    char path[] = "/tmp/photon-stats-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    unlink(path);
+    ASSERT_EQ(4, write(fd, "abcd", 4));
+    VcpuStats a = mine(id);
+    char c[4];
+    for (int i = 0; i < 3; i++) ASSERT_EQ(4, posixaio_pread(fd, c, 4, 0));
+    VcpuStats b = mine(id);
+    EXPECT_EQ(a.io_submitted[2] + 3, b.io_submitted[2]);
+    EXPECT_EQ(a.io_completed[2] + 3, b.io_completed[2]);
+    close(fd);
+}
+
 TEST_F(VcpuStatsTest, TheRegistryExposesEachVcpu) {
     int id = my_id();
     ASSERT_GE(id, 0);
@@ -195,7 +295,8 @@ TEST_F(VcpuStatsTest, TheRegistryExposesEachVcpu) {
     std::string label = "{vcpu=\"" + std::to_string(id) + "\"}";
     for (const char* name :
          {"photon_vcpu_coroutines", "photon_vcpu_switches_total", "photon_vcpu_idle_waits_total",
-          "photon_vcpu_cross_wakeups_total", "photon_vcpu_run_queue_delay_seconds_count"})
+          "photon_vcpu_cross_wakeups_total", "photon_vcpu_run_queue_delay_seconds_count",
+          "photon_vcpu_run_queue", "photon_vcpu_run_queue_length_count"})
         EXPECT_NE(std::string::npos, out.find(name + label + " ")) << name << "\n" << out;
     EXPECT_NE(std::string::npos, out.find("photon_vcpus 1\n")) << out;
     EXPECT_NE(std::string::npos, out.find("# TYPE photon_vcpu_run_queue_delay_seconds histogram"))

@@ -26,9 +26,17 @@ struct VcpuStats {
     uint64_t cross_wakeups = 0;  // coroutines woken from another OS thread
     uint64_t migrations_in = 0;  // coroutines that moved here from another vCPU
     uint64_t timer_wakeups = 0;  // sleepers woken by their deadline
+    uint64_t run_queue = 0;      // coroutines ready now, the running one included
+    // What the vCPU's I/O engines handed the kernel and got back: [0] its master event engine
+    // (named by `engine`: interests registered with epoll, or io_uring submissions; events or
+    // completions handled), [1] libaio, [2] posix_aio (requests and completions).
+    const char* engine = "none";
+    uint64_t io_submitted[3] = {}, io_completed[3] = {};
     // In microseconds: made ready -> running (sampled), the time between two returns to the event
     // engine (how long I/O readiness may wait for this vCPU), and each idle wait.
     metrics::Log2Histogram run_queue_delay_us, engine_interval_us, idle_wait_hist_us;
+    // The run queue's length at one switch in 64.
+    metrics::Log2Histogram run_queue_length;
 };
 
 // Appends one VcpuStats per running vCPU to *out. 0, or -1 with errno EINVAL (null out).

@@ -20,7 +20,15 @@ public:
     virtual ssize_t wait_and_fire_events(uint64_t timeout = -1) = 0;
     // Makes a blocked wait_and_fire_events() return soon. Any OS thread.
     virtual int cancel_wait() = 0;
+    // A static name for the metrics ("epoll", "io_uring").
+    virtual const char* idle_wait_name() const { return "engine"; }
 };
+
+// What the calling vCPU's I/O engines hand the kernel and get back, for its metrics
+// (photon/thread/stats.h): `which` is the master event engine or a file I/O engine. Does
+// nothing off a vCPU.
+enum vcpu_io_engine { VCPU_IO_MASTER, VCPU_IO_LIBAIO, VCPU_IO_POSIX_AIO, VCPU_IO_ENGINES };
+void vcpu_count_io(vcpu_io_engine which, uint64_t submitted, uint64_t completed);
 
 // What vCPU v (nullptr: none) waits in when idle; nullptr: a futex. Set by
 // the owner of v's master event engine with it, and cleared first.
