@@ -61,6 +61,23 @@ struct entry {
     int id;
     Collector fn;
     void* arg;
+    void (*drop)(void* arg);  // frees arg at unregistration (register_value's), or null
+};
+
+// One value exposed by register_value().
+struct value_source {
+    std::string name, help;
+    Exposition::Type type;
+    ValueReader read;
+    void* arg;
+    std::vector<Label> labels;
+
+    static void collect(void* self, Exposition& out) {
+        auto v = static_cast<value_source*>(self);
+        out.family(v->name.c_str(), v->help.c_str(), v->type);
+        out.sample(v->name.c_str(), v->read(v->arg), v->labels.data(), (int)v->labels.size());
+    }
+    static void drop(void* self) { delete static_cast<value_source*>(self); }
 };
 
 // Never destroyed: a server deleted by a static destructor may unregister after exit() began.
@@ -176,7 +193,22 @@ int register_collector(Collector fn, void* arg) {
     std::lock_guard<std::mutex> lock(r.mu);
     for (auto& e : r.collectors)
         if (e.fn == fn && e.arg == arg) return e.id;
-    r.collectors.push_back({++r.next_id, fn, arg});
+    r.collectors.push_back({++r.next_id, fn, arg, nullptr});
+    return r.next_id;
+}
+
+int register_value(const char* name, const char* help, Exposition::Type type, ValueReader read,
+                   void* arg, const Label* labels, int nlabels) {
+    if (!name || !valid_metric_name(name) || !read || type == Exposition::HISTOGRAM ||
+        nlabels < 0 || nlabels > 4 || (nlabels && !labels))
+        return errno = EINVAL, -1;
+    for (int i = 0; i < nlabels; i++)
+        if (!labels[i].name || !valid_name(labels[i].name, false)) return errno = EINVAL, -1;
+    auto v = new value_source{
+        name, help ? help : "", type, read, arg, std::vector<Label>(labels, labels + nlabels)};
+    registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.collectors.push_back({++r.next_id, &value_source::collect, v, &value_source::drop});
     return r.next_id;
 }
 
@@ -185,6 +217,7 @@ int unregister_collector(int id) {
     std::lock_guard<std::mutex> lock(r.mu);
     for (auto it = r.collectors.begin(); it != r.collectors.end(); ++it)
         if (it->id == id) {
+            if (it->drop) it->drop(it->arg);
             r.collectors.erase(it);
             return 0;
         }

@@ -2,6 +2,7 @@
 // (families once, labels escaped, bad names refused, histograms cumulative with +Inf, _sum
 // and _count), and the registry (order, duplicates, removal).
 #include <photon/common/metric-meter/prometheus.h>
+#include <photon/common/metric-meter/metrics.h>
 
 #include <gtest/gtest.h>
 
@@ -152,3 +153,52 @@ TEST(Registry, RendersCollectorsInOrderAndForgetsRemovedOnes) {
 }
 
 }  // namespace
+
+// The bridge from PhotonLibOS's Metric:: counters: each is read at every render, with its
+// labels, until it is unregistered.
+TEST(Registry, ExposesMetricCountersUntilUnregistered) {
+    Metric::AddCounter requests;
+    Metric::ValueCounter depth;
+    Metric::MaxCounter peak;
+    Label l{"pool", "a\"b"};
+    int a = expose_counter("app_requests_total", "Requests.", Exposition::COUNTER, &requests);
+    int b = expose_counter("app_queue_depth", "Depth.", Exposition::GAUGE, &depth, &l, 1);
+    int c = expose_counter("app_queue_peak", "Peak.", Exposition::GAUGE, &peak);
+    ASSERT_GT(a, 0);
+    ASSERT_GT(b, 0);
+    ASSERT_GT(c, 0);
+    for (int i = 0; i < 3; i++) requests.inc();
+    depth.set(-7);
+    peak.put(5);
+    peak.put(2);
+    std::string out;
+    ASSERT_EQ(0, render_prometheus(&out));
+    EXPECT_NE(std::string::npos,
+              out.find("# TYPE app_requests_total counter\napp_requests_total 3\n"))
+        << out;
+    EXPECT_NE(std::string::npos, out.find("app_queue_depth{pool=\"a\\\"b\"} -7\n")) << out;
+    EXPECT_NE(std::string::npos, out.find("app_queue_peak 5\n")) << out;
+    requests.inc();
+    out.clear();
+    ASSERT_EQ(0, render_prometheus(&out));
+    EXPECT_NE(std::string::npos, out.find("app_requests_total 4\n")) << out;
+    for (int id : {a, b, c}) EXPECT_EQ(0, unregister_collector(id));
+    out.clear();
+    ASSERT_EQ(0, render_prometheus(&out));
+    EXPECT_EQ(std::string::npos, out.find("app_")) << out;
+    EXPECT_EQ(-1, unregister_collector(a));
+    EXPECT_EQ(ENOENT, errno);
+}
+
+TEST(Registry, RefusesAValueWithABadNameOrType) {
+    Metric::AddCounter c;
+    Label bad{"0bad", "x"};
+    EXPECT_EQ(-1, expose_counter("1app", "", Exposition::COUNTER, &c));
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(-1, expose_counter("app_h", "", Exposition::HISTOGRAM, &c));
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(-1, expose_counter("app_l", "", Exposition::GAUGE, &c, &bad, 1));
+    EXPECT_EQ(EINVAL, errno);
+    EXPECT_EQ(-1, register_value("app_n", "", Exposition::GAUGE, nullptr, nullptr));
+    EXPECT_EQ(EINVAL, errno);
+}

@@ -102,6 +102,27 @@ int register_collector(Collector fn, void* arg);
 // Removes it; waits for a render that is calling it to finish. 0, or -1 with errno ENOENT.
 int unregister_collector(int id);
 
+// Exposes one value, read by read(arg) at every render, as a sample of `name` (a COUNTER or a
+// GAUGE) with up to 4 labels, until unregister_collector(id). Returns the id (> 0), or -1 with
+// errno EINVAL (an invalid name or label name, a null read, a HISTOGRAM, more than 4 labels).
+typedef int64_t (*ValueReader)(void* arg);
+int register_value(const char* name, const char* help, Exposition::Type type, ValueReader read,
+                   void* arg, const Label* labels = nullptr, int nlabels = 0);
+
+// The bridge from PhotonLibOS's metric-meter (<photon/common/metric-meter/metrics.h>): exposes a
+// Metric:: counter (ValueCounter, AddCounter, QPSCounter, AverageLatencyCounter, ...), or
+// anything with an `int64_t val()`, as register_value does; *c must outlive the registration.
+// val() runs on the rendering thread, and Metric:: counters take no lock: expose a counter that
+// another OS thread updates only if its val() is a plain read (ValueCounter, AddCounter,
+// MaxCounter) or the /metrics handler runs on the vCPU that updates it (with one vCPU, always).
+template <typename Counter>
+int expose_counter(const char* name, const char* help, Exposition::Type type, Counter* c,
+                   const Label* labels = nullptr, int nlabels = 0) {
+    return register_value(
+        name, help, type, [](void* p) -> int64_t { return static_cast<Counter*>(p)->val(); }, c,
+        labels, nlabels);
+}
+
 // Appends every collector's samples to *out, in registration order. 0, or -1 with errno
 // EINVAL (null out). Any thread, a vCPU's or not; never yields.
 int render_prometheus(std::string* out);
