@@ -74,7 +74,7 @@ uring* uring::create(const iouring_args& args, bool master) {
 }
 
 int uring::init(const iouring_args& args, bool master) {
-    master_ = master;
+    if (master) submitted_ = vcpu_io_submitted(VCPU_IO_MASTER);
     int ret = -EINVAL;
     unsigned flags = 0;
     const unsigned* modes = master ? kMasterModes : kSideModes;
@@ -116,7 +116,7 @@ io_uring_sqe* uring::reserve(unsigned n) {
     }
     if (io_uring_sq_space_left(&ring_) < n)
         LOG_ERROR_RETURN(EBUSY, nullptr, "io_uring: submission queue stays full");
-    if (master_) vcpu_count_io(VCPU_IO_MASTER, n, 0);
+    vcpu_count_add(submitted_, n);
     return io_uring_get_sqe(&ring_);
 }
 

@@ -132,11 +132,11 @@ private:
     io_uring ring_ = {};
     bool ring_ok_ = false;
     bool eager_ = true;
-    bool master_ = false;    // the vCPU's master engine: its entries count in its metrics
-    int evfd_ = -1;          // registered eventfd (non-master rings)
-    uint32_t inflight_ = 0;  // execute() calls parked now
-    unsigned at_once_ = 0;   // file requests submitted at once this round
-    int file_table_ = 0;     // 0 not tried, > 0 its size, < 0 -errno
+    uint64_t* submitted_ = nullptr;  // the vCPU's count of them, for a master ring (metrics)
+    int evfd_ = -1;                  // registered eventfd (non-master rings)
+    uint32_t inflight_ = 0;          // execute() calls parked now
+    unsigned at_once_ = 0;           // file requests submitted at once this round
+    int file_table_ = 0;             // 0 not tried, > 0 its size, < 0 -errno
 };
 
 // The ring behind an engine made by this module; nullptr if it is not one.

@@ -375,7 +375,7 @@ void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* a
         v->rq.erase(self);
         idle_until_runnable(v, self);  // no stack for the bounce: wait here instead
     }
-    v->rq.erase(self);
+    v->rq.erase_if_queued(self);  // out already if it waited above
     thread* next = v->rq.front();
     CURRENT = next;
     __atomic_store_n(&v->switch_count, v->switch_count + 1, __ATOMIC_RELAXED);

@@ -172,6 +172,12 @@ void vcpu_count_io(vcpu_io_engine which, uint64_t submitted, uint64_t completed)
     if (completed) bump(v->ctr.io_completed[which], completed);
 }
 
+uint64_t* vcpu_io_submitted(vcpu_io_engine which) {
+    vcpu_t* v = current_vcpu();
+    if (!metrics::kCounting || !v || which >= VCPU_IO_ENGINES) return nullptr;
+    return &v->ctr.io_submitted[which];
+}
+
 void stats_vcpu_init() {
     static std::once_flag once;
     std::call_once(once, [] { metrics::register_collector(&collect, nullptr); });

@@ -67,10 +67,14 @@ struct run_queue : intrusive_list<thread> {
         bump(n);
         intrusive_list::push_back(th);
     }
-    // th may be out of the queue already (lone, and not its front).
+    // th is in the queue.
     void erase(thread* th) {
-        if (th == node || !th->single()) bump(n, (uint64_t)-1);
+        bump(n, (uint64_t)-1);
         intrusive_list::erase(th);
+    }
+    // th may be out of the queue already (lone, and not its front).
+    void erase_if_queued(thread* th) {
+        if (th == node || !th->single()) erase(th);
     }
 };
 

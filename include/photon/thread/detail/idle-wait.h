@@ -29,6 +29,12 @@ public:
 // nothing off a vCPU.
 enum vcpu_io_engine { VCPU_IO_MASTER, VCPU_IO_LIBAIO, VCPU_IO_POSIX_AIO, VCPU_IO_ENGINES };
 void vcpu_count_io(vcpu_io_engine which, uint64_t submitted, uint64_t completed);
+// The calling vCPU's count of submissions to `which`, for an engine that counts on its hot path
+// (vcpu_count_add) and lives no longer than the vCPU; nullptr off a vCPU or when not counting.
+uint64_t* vcpu_io_submitted(vcpu_io_engine which);
+inline void vcpu_count_add(uint64_t* c, uint64_t n) {
+    if (c) __atomic_store_n(c, *c + n, __ATOMIC_RELAXED);  // the vCPU is its only writer
+}
 
 // What vCPU v (nullptr: none) waits in when idle; nullptr: a futex. Set by
 // the owner of v's master event engine with it, and cleared first.
