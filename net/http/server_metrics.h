@@ -29,9 +29,12 @@ public:
     ServerMetrics& operator=(const ServerMetrics&) = delete;
 
     void connection() { add(connections_, 1); }
-    // A handler answered with `status` after `us` microseconds.
-    void request(int status, uint64_t us) {
-        if (metrics::kCounting) count_request(status, us);
+    // A handler answered with `status`; one of them took `us` microseconds (a sample).
+    void request(int status) {
+        if (metrics::kCounting) count_request(status);
+    }
+    void handler_time(uint64_t us) {
+        if (metrics::kCounting) duration_us_.put_shared(us);
     }
     void error(Error e) { add(errors_[e], 1); }
     // Bytes read from / written to a connection, by one socket call.
@@ -45,7 +48,7 @@ private:
     static void add(std::atomic<uint64_t>& c, uint64_t n) {
         if (metrics::kCounting) c.fetch_add(n, std::memory_order_relaxed);
     }
-    void count_request(int status, uint64_t us);
+    void count_request(int status);
     static void collect(void* self, metrics::Exposition& out);
 
     std::string name_;
