@@ -25,13 +25,13 @@ packages=(
     clang clang-format libclang-rt-14-dev valgrind
 )
 # Peers of the HTTP/TLS/WebSocket, HTTP/2 (nghttp, h2load, h2o), gRPC (grpc C++ built from
-# libgrpc++-dev, etcd), FUSE (fusermount3), extfs (fsck.ext4, debugfs) and gdb-helper tests and of
-# the benchmarks (tests skip without them):
+# libgrpc++-dev, etcd), FUSE (fusermount3), extfs (fsck.ext4, debugfs), gdb-helper and perf
+# call-graph (linux-perf) tests and of the benchmarks (tests skip without them):
 # installed in a second apt-get call, so that one of them failing (a service that cannot start)
 # costs nothing else. Go (golang-go, unless a go is on PATH) builds the Go peers below.
 peers=(curl openssl python3 python3-websockets nginx wrk apache2-utils fuse3 gdb e2fsprogs
     nghttp2-client h2o libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-    etcd-server etcd-client redis-server redis-tools)
+    etcd-server etcd-client redis-server redis-tools linux-perf)
 command -v go >/dev/null 2>&1 || peers+=(golang-go)
 # Go peers, pinned, built from the Go module proxy with `go install` into /usr/local/bin (root)
 # or ~/go/bin: h2spec (the HTTP/2 conformance suite) and versitygw (an S3 server over a
