@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "../util/counting.h"
 #include "http_server_test_util.h"
 
 using namespace photon_test;
@@ -128,6 +129,7 @@ int failing_handler(void*, Request&, Response&, std::string_view) {
 }
 
 TEST_P(HttpMetrics, TheServerCountsRequestsByClassAndErrorsByKind) {
+    PHOTON_TEST_SKIP_WITHOUT_COUNTING();
     ServerOptions o;
     o.metrics_name = "under-test";
     o.header_timeout = 200 * 1000;
@@ -170,6 +172,7 @@ TEST_P(HttpMetrics, TheServerCountsRequestsByClassAndErrorsByKind) {
 // Of any 32 requests in a row on one vCPU, exactly 2 are timed (the scrape's own is timed
 // after it renders).
 TEST_P(HttpMetrics, OneHandlerRunInSixteenIsTimed) {
+    PHOTON_TEST_SKIP_WITHOUT_COUNTING();
     ServerOptions o;
     o.metrics_name = "sampled";
     serve(o, [](HTTPServer* h) { h->add_handler(new_metrics_handler(), true, "/metrics"); });
@@ -196,6 +199,7 @@ size_t exchange_raw(const EndPoint& ep, const std::string& req) {
 }
 
 TEST_P(HttpMetrics, TheServerCountsTheBytesOfEveryReadAndWrite) {
+    PHOTON_TEST_SKIP_WITHOUT_COUNTING();
     ServerOptions o;
     o.metrics_name = "bytes-test";
     serve(o, [](HTTPServer*) {});  // every request: 404

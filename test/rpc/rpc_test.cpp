@@ -22,6 +22,7 @@
 #include "../net/net_test_util.h"
 #include "../net/tls_test_util.h"
 #include "../thread/test_util.h"
+#include "../util/counting.h"
 #include "../util/temp_dir.h"
 #include "rpc_messages.h"
 
@@ -370,6 +371,7 @@ long long scraped(const std::string& prefix) {
 }
 
 TEST_P(Rpc, MetricsCountRequestsBytesAndErrorsByKind) {
+    PHOTON_TEST_SKIP_WITHOUT_COUNTING();
     sk->set_metrics_name("under-test");
     ASSERT_EQ(0, sk->add_function(rpc::FunctionID(Op::IID, Op::FID),
                                   {nullptr,

@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "../util/counting.h"
 #include "test_util.h"
 
 using namespace photon;
@@ -41,7 +42,13 @@ int my_id() {
     return all.size() == 1 ? all[0].id : -1;
 }
 
-class VcpuStatsTest : public photon_test::VcpuTest {};
+class VcpuStatsTest : public photon_test::VcpuTest {
+protected:
+    void SetUp() override {
+        PHOTON_TEST_SKIP_WITHOUT_COUNTING();
+        VcpuTest::SetUp();
+    }
+};
 
 TEST_F(VcpuStatsTest, SwitchesAndCreationsAreCounted) {
     int id = my_id();
@@ -95,8 +102,11 @@ TEST_F(VcpuStatsTest, WokenRunsAreSampledWithTheirDelays) {
 // about 30 ms each time.
 class VcpuStatsEngine : public ::testing::Test {
 protected:
-    void SetUp() override { ASSERT_EQ(0, photon::init(INIT_EVENT_DEFAULT, INIT_IO_NONE)); }
-    void TearDown() override { EXPECT_EQ(0, photon::fini()); }
+    void SetUp() override {
+        PHOTON_TEST_SKIP_WITHOUT_COUNTING();
+        ASSERT_EQ(0, photon::init(INIT_EVENT_DEFAULT, INIT_IO_NONE));
+    }
+    void TearDown() override { photon_test::fini_vcpu(); }
 };
 
 TEST_F(VcpuStatsEngine, AnIdleWaitIsNotCountedAsRunQueueDelay) {
@@ -262,7 +272,13 @@ void check_master_engine_io(const char* engine) {
     }
 }
 
-class VcpuStatsEngines : public photon_test::EngineTest {};
+class VcpuStatsEngines : public photon_test::EngineTest {
+protected:
+    void SetUp() override {
+        PHOTON_TEST_SKIP_WITHOUT_COUNTING();
+        EngineTest::SetUp();
+    }
+};
 
 TEST_P(VcpuStatsEngines, TheMasterEngineCountsWhatItHandsTheKernelAndGetsBack) {
     check_master_engine_io(GetParam() == INIT_EVENT_EPOLL ? "epoll" : "io_uring");
