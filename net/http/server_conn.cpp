@@ -24,12 +24,14 @@ size_t head_capacity(const Limits& l) {
 }
 }  // namespace
 
-Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stop)
+Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stop,
+                       ServerMetrics* m)
     : sock(s),
       opts(o),
       account(o.memory_budget ? o.memory_budget : MemoryBudget::process()),
       request_hold(&account),
       stopping(stop),
+      metrics(m),
       th(photon::CURRENT),
       reader(this),
       stream(this),
@@ -136,6 +138,7 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             errno = ECANCELED;
         return -1;
     }
+    c_->metrics->received((uint64_t)n);
     if (n > 0 && phase_ == Phase::Idle) {
         head();
         // The head's bytes are held from its first: a connection that gets
@@ -167,7 +170,10 @@ ssize_t ConnStream::timed(F f) {
     uint64_t t0 = guarded ? __update_now() : 0;
     ssize_t r = f();
     if (guarded) rate_.account(__update_now() - t0, r);
-    if (r > 0) sent_ += (uint64_t)r;
+    if (r > 0) {
+        sent_ += (uint64_t)r;
+        c_->metrics->sent((uint64_t)r);
+    }
     return r;
 }
 

@@ -17,6 +17,7 @@
 #include <photon/thread/thread.h>
 
 #include "../socket_io.h"
+#include "server_metrics.h"
 
 namespace photon {
 namespace net {
@@ -236,13 +237,15 @@ private:
 bool closing_after(const Connection& c);
 
 struct Connection : public intrusive_list_node<Connection> {
-    Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stopping);
+    Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stopping,
+               ServerMetrics* m);
 
     ISocketStream* const sock;
     const ServerOptions& opts;
     MemoryBudget::Account account;            // the server's budget, for this connection
     BudgetHold request_hold;                  // of the request in flight
     const std::atomic<bool>* const stopping;  // the server's
+    ServerMetrics* const metrics;             // the server's: bytes each way
     photon::thread* const th;                 // the coroutine serving it
     std::atomic<WaitState> wait{WaitState::None};
     bool in_handler = false;  // a handler is running

@@ -244,7 +244,8 @@ void Exchange::serve(http2::Stream& s, Dispatch dispatch) {
     s_->finish();
 }
 
-http2::ConnectionOptions h2_options(const ServerOptions& o) {
+http2::ConnectionOptions h2_options(Connection& c) {
+    const ServerOptions& o = c.opts;
     http2::ConnectionOptions h;
     h.max_concurrent_streams = o.http2_max_concurrent_streams;
     h.initial_window_size = o.http2_stream_window;
@@ -255,6 +256,8 @@ http2::ConnectionOptions h2_options(const ServerOptions& o) {
     h.max_header_list_size = o.limits.max_head_size;
     h.idle_timeout = o.keepalive_timeout;
     h.budget = o.memory_budget;
+    h.received_bytes = c.metrics->received_counter();
+    h.sent_bytes = c.metrics->sent_counter();
     return h;
 }
 
@@ -290,7 +293,7 @@ template <typename Run>
 int serve_with(Connection& c, Dispatch dispatch, Run run) {
     c.request_hold.reset();  // the connection window is the stream's budget now
     std::vector<std::unique_ptr<Exchange>> spare;  // of streams done, for the next ones
-    http2::ServerConnection h2(c.sock, h2_options(c.opts), [&](http2::Stream& s) {
+    http2::ServerConnection h2(c.sock, h2_options(c), [&](http2::Stream& s) {
         std::unique_ptr<Exchange> x;
         if (spare.empty()) {
             x.reset(new Exchange(c.opts));

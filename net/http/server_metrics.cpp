@@ -25,7 +25,7 @@ ServerMetrics::~ServerMetrics() {
     if (id_ > 0) metrics::unregister_collector(id_);
 }
 
-void ServerMetrics::request(int status, uint64_t us) {
+void ServerMetrics::count_request(int status, uint64_t us) {
     int k = status >= 100 && status < 600 ? status / 100 : 0;
     by_class_[k].fetch_add(1, std::memory_order_relaxed);
     duration_us_.put_shared(us);
@@ -39,6 +39,14 @@ void ServerMetrics::collect(void* self, metrics::Exposition& out) {
     out.sample("photon_http_server_connections", (uint64_t)m->live_->load(), l, 1);
     out.family("photon_http_server_connections_total", "Connections served.", E::COUNTER);
     out.sample("photon_http_server_connections_total", m->connections_.load(), l, 1);
+    out.family("photon_http_server_received_bytes_total",
+               "Bytes read from the connections: request heads and bodies (HTTP/2: frames).",
+               E::COUNTER);
+    out.sample("photon_http_server_received_bytes_total", m->received_.load(), l, 1);
+    out.family("photon_http_server_sent_bytes_total",
+               "Bytes written to the connections: response heads and bodies (HTTP/2: frames).",
+               E::COUNTER);
+    out.sample("photon_http_server_sent_bytes_total", m->sent_.load(), l, 1);
     out.family("photon_http_server_requests_total",
                "Requests a handler answered, by the class of its status.", E::COUNTER);
     l[1].name = "code";

@@ -10,6 +10,7 @@
 #include <photon/net/socket.h>
 #include <photon/thread/thread11.h>
 
+#include "../../common/metric-meter/counting.h"
 #include "request_check.h"
 
 namespace photon {
@@ -33,6 +34,11 @@ constexpr size_t kSpareBuffers = 16;          // written outboxes a vCPU keeps f
 // that queues a frame: the buffer written last, still in the cache, is the
 // next one filled, and idle connections hold none.
 thread_local std::vector<std::string> t_spare_buffers;
+
+// Into a counter of the owner's metrics, if it gave one.
+void count(std::atomic<uint64_t>* c, uint64_t n) {
+    if (metrics::kCounting && c) c->fetch_add(n, std::memory_order_relaxed);
+}
 
 }  // namespace
 
@@ -215,6 +221,7 @@ int Connection::fill(size_t n, Timeout deadline) {
         }
         if (r == 0) return errno = ECONNRESET, -1;
         if (r < 0) return -1;
+        count(opt.received_bytes, (uint64_t)r);
     }
     return 0;
 }
@@ -273,7 +280,9 @@ void Connection::write_out() {
         drained_.notify_all();
         if (!broken_) {
             sock->timeout(opt.idle_timeout);
-            if (sock->write(batch_.data(), batch_.size()) != (ssize_t)batch_.size()) {
+            ssize_t w = sock->write(batch_.data(), batch_.size());
+            if (w > 0) count(opt.sent_bytes, (uint64_t)w);
+            if (w != (ssize_t)batch_.size()) {
                 broken_ = true;
                 // (After finish_writes() began, the streams may be gone already.)
                 if (writer_stop_)

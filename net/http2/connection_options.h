@@ -2,6 +2,7 @@
 // for the settings it announces).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "frame.h"
@@ -25,6 +26,9 @@ struct ConnectionOptions {
     // The connection window is taken from it (nullptr: MemoryBudget::process());
     // without room, the connection keeps the protocol's 65,535 bytes.
     MemoryBudget* budget = nullptr;
+    // Bytes read from / written to the socket are added here when set (an HTTP server's metrics).
+    std::atomic<uint64_t>* received_bytes = nullptr;
+    std::atomic<uint64_t>* sent_bytes = nullptr;
 };
 
 }  // namespace http2
