@@ -1,7 +1,8 @@
 // A skeleton's counters in the metrics registry (photon/common/metric-meter/prometheus.h):
 // connections, requests, bytes each way, refusals and failures by kind, and a sample of handler
 // times, labelled with the skeleton's metrics name. Shared by the vCPUs that serve its
-// connections: relaxed atomic adds. Private.
+// connections: relaxed atomic adds, compiled away with metrics::kCounting false
+// (PHOTON_METRICS=OFF). Private.
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,8 @@
 #include <string>
 
 #include <photon/common/metric-meter/prometheus.h>
+
+#include "../common/metric-meter/counting.h"
 
 namespace photon {
 namespace rpc {
@@ -35,19 +38,31 @@ public:
     // Renames it ("rpc-N" until then): out of the registry while the name changes.
     void set_name(const char* name);
     void connection_opened() {
-        connections_total_.fetch_add(1, std::memory_order_relaxed);
-        connections_.fetch_add(1, std::memory_order_relaxed);
+        add(connections_total_, 1);
+        add(connections_, 1);
     }
-    void connection_closed() { connections_.fetch_sub(1, std::memory_order_relaxed); }
+    void connection_closed() {
+        if (metrics::kCounting) connections_.fetch_sub(1, std::memory_order_relaxed);
+    }
     void request(uint64_t bytes) {
-        requests_.fetch_add(1, std::memory_order_relaxed);
-        bytes_in_.fetch_add(bytes, std::memory_order_relaxed);
+        add(requests_, 1);
+        add(bytes_in_, bytes);
     }
-    void reply(uint64_t bytes) { bytes_out_.fetch_add(bytes, std::memory_order_relaxed); }
-    void error(Error e) { errors_[e].fetch_add(1, std::memory_order_relaxed); }
-    void handler_time(uint64_t us) { handler_us_.put_shared(us); }
+    void reply(uint64_t bytes) { add(bytes_out_, bytes); }
+    void error(Error e) { add(errors_[e], 1); }
+    // Whether to time this request: one in kTimeOneIn, none without counting.
+    static bool time_this() {
+        static thread_local uint32_t t_seq = 0;
+        return metrics::kCounting && ++t_seq % kTimeOneIn == 0;
+    }
+    void handler_time(uint64_t us) {
+        if (metrics::kCounting) handler_us_.put_shared(us);
+    }
 
 private:
+    static void add(std::atomic<uint64_t>& c, uint64_t n) {
+        if (metrics::kCounting) c.fetch_add(n, std::memory_order_relaxed);
+    }
     static void collect(void* self, metrics::Exposition& out);
 
     std::string name_;
