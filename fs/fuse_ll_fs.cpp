@@ -395,7 +395,8 @@ struct fuse_ll_fs::handlers {
             bv.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
             bv.buf[0].fd = fd;
             bv.buf[0].pos = off;
-            if (fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE) == 0) count_read(req, size);
+            count_read(req, size);  // before the reply wakes the reader
+            fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
             return;
         }
         io_buffer buf(size);
@@ -408,8 +409,9 @@ struct fuse_ll_fs::handlers {
             n = m < 0 ? m : n + m;
         }
         if (n < 0) return (void)reply_err(req, error_of());
+        count_read(req, (size_t)n);
         batch_replies();
-        if (fuse_reply_buf(req, buf.data(), (size_t)n) == 0) count_read(req, (size_t)n);
+        fuse_reply_buf(req, buf.data(), (size_t)n);
     }
     static void count_read(fuse_req_t req, size_t n) {
         if (fuse_metrics* m = self_of(req)->metrics_) m->read_bytes(n);

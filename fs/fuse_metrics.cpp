@@ -108,7 +108,7 @@ void fuse_metrics::collect(void* self, metrics::Exposition& out) {
     out.sample("photon_fuse_written_bytes_total", m->written_.load(), l, 1);
     out.family("photon_fuse_request_seconds",
                "Time from a request's dispatch to the end of its handler (its reply sent); "
-               "FORGET, INTERRUPT, INIT and DESTROY are not timed.",
+               "what runs in the reader (INTERRUPT, INIT, DESTROY, most FORGETs) is not timed.",
                E::HISTOGRAM);
     metrics::Log2Histogram h;
     m->served_us_.snapshot(&h);
