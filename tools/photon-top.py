@@ -5,7 +5,8 @@ Reads the process's metrics endpoint (net::http::new_metrics_handler, Prometheus
 INTERVAL seconds and shows, per vCPU, the rates of the interval: context switches, coroutines
 created, wake-ups (timer and cross-thread), engine polls, the share of time spent idle, and the
 run-queue delay and engine interval percentiles of the interval's samples; then each HTTP
-server's requests and errors, and each RPC skeleton's calls, bytes and errors. With --dump URL
+server's requests and errors, each HTTP client's calls, dials, bytes and head times, and each
+RPC skeleton's calls, bytes and errors. With --dump URL
 (new_thread_dump_handler), it also lists the coroutines that have waited longest, with what
 they wait on.
 
@@ -141,6 +142,30 @@ def http_table(now, before, dt):
     return lines
 
 
+def http_client_table(now, before, dt):
+    clients = by_label(now, 'photon_http_client_requests_total', 'client')
+    if not clients:
+        return []
+    lines = ['', '%-16s %9s %8s %8s %8s %9s %10s %10s %9s %9s' %
+             ('HTTP client', 'req/s', '2xx/s', '5xx/s', 'errors/s', 'dials/s', 'in KiB/s',
+              'out KiB/s', 'head p50', 'head p99')]
+    for name, (d, _) in sorted(clients.items()):
+        r = lambda n, **more: rate(now, before, n, frozenset(dict(d, **more).items()), dt)
+        errs = sum(rate(now, before, 'photon_http_client_errors_total', l, dt)
+                   for l in series(now, 'photon_http_client_errors_total')
+                   if dict(l).get('client') == name)
+        head = histogram_delta(now, before, 'photon_http_client_request_seconds', 'client', name)
+        lines.append('%-16s %9.0f %8.0f %8.0f %8.0f %9.0f %10.1f %10.1f %9s %9s' % (
+            name[:16], r('photon_http_client_requests_total'),
+            r('photon_http_client_responses_total', code='2xx'),
+            r('photon_http_client_responses_total', code='5xx'), errs,
+            r('photon_http_client_connections_total', how='new'),
+            r('photon_http_client_received_bytes_total') / 1024,
+            r('photon_http_client_sent_bytes_total') / 1024,
+            fmt_seconds(quantile(head, 0.5)), fmt_seconds(quantile(head, 0.99))))
+    return lines
+
+
 def rpc_table(now, before, dt):
     skeletons = by_label(now, 'photon_rpc_server_connections', 'skeleton')
     if not skeletons:
@@ -205,6 +230,7 @@ def main():
         lines = ['photon-top  %s  every %.1fs' % (args.url, args.interval), '']
         lines += vcpu_table(now, before, t1 - t0)
         lines += http_table(now, before, t1 - t0)
+        lines += http_client_table(now, before, t1 - t0)
         lines += rpc_table(now, before, t1 - t0)
         if args.dump:
             lines += dump_table(args.dump, args.top)

@@ -12,9 +12,11 @@
 #include <photon/common/alog.h>
 #include <photon/net/http/body.h>
 #include <photon/net/security-context/tls-stream.h>
+#include <photon/thread/thread.h>
 
 #include "client_h2.h"
 #include "client_internal.h"
+#include "client_metrics.h"
 
 namespace photon {
 namespace net {
@@ -28,6 +30,7 @@ struct Client::Operation::Connection {
     InputBuffer in;
     bool reused = false;
     bool own = false;  // not from the pool: an upgrade, which take_connection() may take
+    ClientMetrics::Stage stage = ClientMetrics::BEFORE;  // how far the round got, for metrics
     std::unique_ptr<H2Exchange> h2;  // the round's stream, when it went over HTTP/2
 };
 
@@ -61,9 +64,14 @@ public:
         : jar_(jar),
           own_tls_(ctx ? nullptr : new_tls_context()),
           dialer_(ctx ? ctx : own_tls_.get()),
-          stray_h2_(&dialer_) {}
+          stray_h2_(&dialer_) {
+        dialer_.received_bytes = metrics_.received_counter();
+        dialer_.sent_bytes = metrics_.sent_counter();
+    }
 
     int call(Operation* op) override;
+    // call() without its metrics.
+    int exchange(Operation* op);
     Headers* common_headers() override { return &common_; }
     ISocketStream* native_connect(std::string_view host, uint16_t port, bool secure,
                                   uint64_t timeout) override {
@@ -99,6 +107,7 @@ private:
     void end_connection(Operation* op, bool reusable);
     int set_target(Operation* op);
 
+    ClientMetrics metrics_;  // first: the dialer counts HTTP/2's bytes into it
     Headers common_;
     ICookieJar* jar_;
     std::unique_ptr<TLSContext> own_tls_;
@@ -113,7 +122,10 @@ private:
 void ClientImpl::end_connection(Operation* op, bool reusable) {
     auto c = op->conn_;
     if (c && c->h2) c->h2->release();  // the stream (reset if unread); the connection stays
-    if (!c || !c->bounded.stream) return;
+    if (!c) return;
+    metrics_.bytes(c->bounded.sent, c->bounded.received);  // HTTP/1.1's; HTTP/2 counts its own
+    c->bounded.sent = c->bounded.received = 0;
+    if (!c->bounded.stream) return;
     Response& resp = op->resp;
     bool keep = reusable && op->body_errno == 0 && resp.status_code() >= 200 && resp.body_done() &&
                 resp.keep_alive() && !list_has_token(op->req.headers["Connection"], "close") &&
@@ -169,6 +181,7 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     if (!op->conn_) op->conn_ = new Operation::Connection(op->buf_size_);
     auto c = op->conn_;
     op->body_errno = 0;
+    c->stage = ClientMetrics::BEFORE;
     if (set_target(op) < 0) return Step::Fail;
     if (!req.headers.has("Host") && req.headers.insert("Host", u.host_port()) < 0)
         return Step::Fail;
@@ -184,6 +197,7 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     c->own = list_has_token(req.headers["Connection"], "upgrade");
     c->reused = false;
     ISocketStream* fresh = nullptr;  // a TLS probe for h2 that settled on HTTP/1.1
+    c->stage = ClientMetrics::CONNECTING;
     if (h2_candidate(op, t)) {
         H2Pool* pool = dialer_.h2_pool();
         bool pooled = pool != nullptr;
@@ -221,6 +235,8 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     c->bounded.deadline = deadline;
     c->bounded.sent = c->bounded.received = 0;
     c->in.reset(&c->bounded);
+    metrics_.connection(c->reused);
+    c->stage = ClientMetrics::SENDING;
 
     // A retry after nothing went out may re-send any body we can produce
     // again; after that only idempotent requests (RFC 9110 9.2.2), since the
@@ -246,7 +262,10 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
                 op, c->reused && dead_connection(e) && (nothing_sent ? resendable : replayable));
         }
         op->body_errno = e;
-    } else if (receive_final(op) < 0) {
+        return answered(op);
+    }
+    c->stage = ClientMetrics::RECEIVING;
+    if (receive_final(op) < 0) {
         bool retry = c->reused && c->bounded.received == 0 && dead_connection(errno) && replayable;
         if (errno == ENODATA) errno = ECONNRESET;  // closed without a response
         return failed(op, retry);
@@ -285,6 +304,8 @@ Step ClientImpl::round_h2(Operation* op, Body body, const Timeout& deadline, H2P
     H2Exchange& x = *c->h2;
     c->reused = hc->used;
     hc->used = true;
+    metrics_.connection(c->reused);
+    c->stage = ClientMetrics::SENDING;
     op->http_version_ = HttpVersion::Http2;
     x.bind(pool, hc, &req, &op->resp, body != Body::None, deadline);
     bool resendable = body != Body::Stream;
@@ -304,7 +325,10 @@ Step ClientImpl::round_h2(Operation* op, Body body, const Timeout& deadline, H2P
                             : c->reused && dead_connection(e) && replayable && !x.responded());
         }
         op->body_errno = e;
-    } else if (x.receive_response(req.verb()) < 0) {
+        return answered(op);
+    }
+    c->stage = ClientMetrics::RECEIVING;
+    if (x.receive_response(req.verb()) < 0) {
         bool retry =
             errno == EAGAIN ? resendable : c->reused && dead_connection(errno) && replayable;
         return failed(op, retry);
@@ -357,8 +381,25 @@ int ClientImpl::follow_redirect(Operation* op, Body* body, std::string* user_coo
     return 0;
 }
 
+// Counted: one request; then its response, or its error by the step that failed.
 int ClientImpl::call(Operation* op) {
+    if (!metrics::kCounting) return exchange(op);
+    metrics_.request();
+    uint64_t t0 = __update_now();
+    int r = exchange(op);
+    if (r == 0) {
+        metrics_.response(op->status_code, __update_now() - t0);
+    } else {
+        int e = errno;
+        metrics_.error(op->conn_ ? op->conn_->stage : ClientMetrics::BEFORE, e);
+        errno = e;
+    }
+    return r;
+}
+
+int ClientImpl::exchange(Operation* op) {
     end_connection(op, true);  // the previous call's
+    if (op->conn_) op->conn_->stage = ClientMetrics::BEFORE;
     op->status_code = -1;
     Request& req = op->req;
     // A target in absolute form (a proxy's director sets one) names the URL.
@@ -406,6 +447,7 @@ int ClientImpl::call(Operation* op) {
                 return -1;
             case Step::Retry:
                 if (retried++ >= op->retry || deadline.expired()) return -1;
+                metrics_.retry();
                 LOG_DEBUG("http client: retrying ` on a new connection", req.url().url());
                 break;
             case Step::Redirect: {
@@ -415,6 +457,7 @@ int ClientImpl::call(Operation* op) {
                     errno = ELOOP;
                     return -1;
                 }
+                op->conn_->stage = ClientMetrics::BEFORE;  // a bad Location is the request's
                 int r = follow_redirect(op, &body, &user_cookie);
                 if (r != 0) return r > 0 ? 0 : -1;
                 retried = 0;

@@ -51,7 +51,7 @@ H2Conn::~H2Conn() {
     sock.reset();
 }
 
-H2Conn* H2Conn::open(ISocketStream* s, bool secure, const Timeout& deadline) {
+H2Conn* H2Conn::open(ISocketStream* s, bool secure, const Timeout& deadline, const Dialer* dialer) {
     std::unique_ptr<H2Conn> c(new H2Conn);
     c->sock.reset(s);
     c->secure = secure;
@@ -59,6 +59,8 @@ H2Conn* H2Conn::open(ISocketStream* s, bool secure, const Timeout& deadline) {
     // A response may take long to begin (the call's timeout bounds it): no
     // GOAWAY for a quiet connection, the pool closes idle ones itself.
     o.idle_timeout = UINT64_MAX / 4;
+    o.received_bytes = dialer->received_bytes;
+    o.sent_bytes = dialer->sent_bytes;
     c->conn.reset(new http2::ClientConnection(s, o));
     if (c->conn->start() < 0) return nullptr;
     // h2c by prior knowledge: an HTTP/1.1 server answers the preface with a
@@ -141,7 +143,7 @@ H2Pool::Verdict H2Pool::acquire(const DialTarget& t, const std::vector<IPAddr>& 
     bool h2 = s && (!t.secure || tls_stream_get_alpn_selected(s) == "h2");
     int err = 0;
     if (h2) {
-        c = H2Conn::open(s, t.secure, deadline);  // s is the connection's now
+        c = H2Conn::open(s, t.secure, deadline, dialer_);  // s is the connection's now
         if (!c) err = errno;
     } else if (!s) {
         err = deadline.expired() ? ETIMEDOUT : errno;

@@ -47,7 +47,9 @@ struct H2Conn {
     // sent; for h2c, waits until the server's SETTINGS show that it speaks
     // HTTP/2. nullptr with errno: EPROTONOSUPPORT (not an HTTP/2 server),
     // ETIMEDOUT, the socket's.
-    static H2Conn* open(ISocketStream* s, bool secure, const Timeout& deadline);
+    // Its bytes are counted into the dialer's counters.
+    static H2Conn* open(ISocketStream* s, bool secure, const Timeout& deadline,
+                        const Dialer* dialer);
 };
 
 class H2Pool {

@@ -2,6 +2,7 @@
 // dialer that makes, tunnels and pools the client's connections.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -163,6 +164,10 @@ public:
     // scripted lookup before it makes a client, and clear it after deleting
     // that client; nothing else writes it.
     static lookup_fn lookup_for_tests;
+
+    // The client's counters of bytes, which its HTTP/2 connections count into (nullptr: none).
+    std::atomic<uint64_t>* received_bytes = nullptr;
+    std::atomic<uint64_t>* sent_bytes = nullptr;
 
 private:
     bool at_home();
