@@ -219,38 +219,6 @@ TEST_P(HttpMetrics, TheServerCountsTheBytesOfEveryReadAndWrite) {
     EXPECT_EQ((long long)sent, sample_value(body, "photon_http_server_sent_bytes_total" + l));
 }
 
-// Sends `req` on a connection of its own and reads until the server closes: the bytes read.
-size_t exchange_raw(const EndPoint& ep, const std::string& req) {
-    std::unique_ptr<ISocketClient> cli(new_tcp_socket_client());
-    cli->timeout(kLongUs);
-    std::unique_ptr<ISocketStream> s(cli->connect(ep));
-    if (!s || s->write(req.data(), req.size()) != (ssize_t)req.size()) return 0;
-    size_t got = 0;
-    char buf[4096];
-    for (ssize_t n; (n = s->recv(buf, sizeof(buf))) > 0;) got += (size_t)n;
-    return got;
-}
-
-TEST_P(HttpMetrics, TheServerCountsTheBytesOfEveryReadAndWrite) {
-    ServerOptions o;
-    o.metrics_name = "bytes-test";
-    serve(o, [](HTTPServer*) {});  // every request: 404
-    const std::string req = "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    size_t sent = 0;
-    for (int i = 0; i < 3; i++) {
-        size_t n = exchange_raw(ep, req);
-        ASSERT_GT(n, 0u);
-        sent += n;
-    }
-    std::string body;
-    ASSERT_EQ(0, photon::metrics::render_prometheus(&body));
-    const std::string l = "{server=\"bytes-test\"} ";
-    EXPECT_EQ((long long)(3 * req.size()),
-              sample_value(body, "photon_http_server_received_bytes_total" + l))
-        << body;
-    EXPECT_EQ((long long)sent, sample_value(body, "photon_http_server_sent_bytes_total" + l));
-}
-
 PHOTON_INSTANTIATE_ENGINE_TESTS(HttpMetrics);
 
 }  // namespace
