@@ -1,6 +1,8 @@
 // Every vCPU's counters (photon/thread/stats.h) and their collector for the metrics registry.
 #include <photon/thread/stats.h>
 
+#include <photon/thread/stack-allocator.h>
+
 #include <cerrno>
 #include <mutex>
 #include <string>
@@ -112,6 +114,38 @@ void collect_io(metrics::Exposition& e, const std::vector<VcpuStats>& all, const
     }
 }
 
+// The built-in stack allocator's caches and slabs (photon/thread/stack-allocator.h).
+void collect_stacks(metrics::Exposition& e) {
+    GlobalStackPoolStats s = global_pooled_stack_stats();
+    struct {
+        const char* name;
+        const char* help;
+        uint64_t value;
+        metrics::Exposition::Type type;
+    } const defs[] = {
+        {"photon_stack_cache_hits_total", "Coroutine stacks taken from a cache.", s.hits,
+         metrics::Exposition::COUNTER},
+        {"photon_stack_cache_misses_total", "Coroutine stacks made anew.", s.misses,
+         metrics::Exposition::COUNTER},
+        {"photon_stack_cache_bytes", "Bytes of idle stack kept in the caches.", s.pooled_bytes,
+         metrics::Exposition::GAUGE},
+        {"photon_stack_live_bytes", "Bytes of stack in use by coroutines.", s.live_bytes,
+         metrics::Exposition::GAUGE},
+        {"photon_stack_slab_mapped_bytes", "Address space of the stack slabs.", s.mapped_bytes,
+         metrics::Exposition::GAUGE},
+        {"photon_stack_slab_cold_bytes", "Free slab slots, released but still mapped.",
+         s.cold_bytes, metrics::Exposition::GAUGE},
+        {"photon_stack_slab_maps_total", "Stack slabs mapped.", s.os_maps,
+         metrics::Exposition::COUNTER},
+        {"photon_stack_slab_unmaps_total", "Stack slabs unmapped.", s.os_unmaps,
+         metrics::Exposition::COUNTER},
+    };
+    for (auto& d : defs) {
+        e.family(d.name, d.help, d.type);
+        e.sample(d.name, d.value);
+    }
+}
+
 void collect(void*, metrics::Exposition& e) {
     std::vector<VcpuStats> all;
     get_vcpu_stats(&all);
@@ -144,16 +178,7 @@ void collect(void*, metrics::Exposition& e) {
     collect_io(e, all, "photon_vcpu_io_completions_total",
                "Events and completions handled (epoll events, io_uring completions, aio events).",
                &VcpuStats::io_completed);
-    stack_cache_counts sc = get_stack_cache_counts();
-    e.family("photon_stack_cache_hits_total", "Coroutine stacks taken from a vCPU's cache.",
-             metrics::Exposition::COUNTER);
-    e.sample("photon_stack_cache_hits_total", sc.hits);
-    e.family("photon_stack_cache_misses_total", "Coroutine stacks made anew.",
-             metrics::Exposition::COUNTER);
-    e.sample("photon_stack_cache_misses_total", sc.misses);
-    e.family("photon_stack_cache_bytes", "Bytes of stack kept in the vCPUs' caches.",
-             metrics::Exposition::GAUGE);
-    e.sample("photon_stack_cache_bytes", (uint64_t)sc.pooled_bytes);
+    collect_stacks(e);
 }
 
 }  // namespace
