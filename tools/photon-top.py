@@ -99,10 +99,18 @@ def rate(now, before, name, labels, dt):
     return (now.get((name, labels), 0.0) - before.get((name, labels), 0.0)) / dt
 
 
+def io_rate(now, before, vid, dt):
+    """Completions per second of all of vCPU vid's I/O engines."""
+    def total(samples):
+        return sum(v for labels, v in series(samples, 'photon_vcpu_io_completions_total').items()
+                   if dict(labels).get('vcpu') == vid)
+    return (total(now) - total(before)) / dt
+
+
 def vcpu_table(now, before, dt):
-    lines = ['%-5s %6s %10s %9s %9s %9s %8s %6s %9s %9s %9s' %
-             ('vCPU', 'coros', 'switch/s', 'new/s', 'timer/s', 'xwake/s', 'polls/s', 'idle%',
-              'rqd p50', 'rqd p99', 'eng p99')]
+    lines = ['%-5s %6s %5s %10s %9s %9s %9s %8s %9s %6s %9s %9s %9s' %
+             ('vCPU', 'coros', 'runq', 'switch/s', 'new/s', 'timer/s', 'xwake/s', 'polls/s',
+              'io/s', 'idle%', 'rqd p50', 'rqd p99', 'eng p99')]
     for vid, (d, coros) in sorted(by_label(now, 'photon_vcpu_coroutines', 'vcpu').items(),
                                   key=lambda kv: int(kv[0])):
         labels = frozenset(d.items())
@@ -111,11 +119,12 @@ def vcpu_table(now, before, dt):
                   before.get(('photon_vcpu_idle_wait_seconds_sum', labels), 0.0))
         rqd = histogram_delta(now, before, 'photon_vcpu_run_queue_delay_seconds', 'vcpu', vid)
         eng = histogram_delta(now, before, 'photon_vcpu_engine_interval_seconds', 'vcpu', vid)
-        lines.append('%-5s %6d %10.0f %9.0f %9.0f %9.0f %8.0f %6.1f %9s %9s %9s' % (
-            vid, coros, r('photon_vcpu_switches_total'),
+        lines.append('%-5s %6d %5d %10.0f %9.0f %9.0f %9.0f %8.0f %9.0f %6.1f %9s %9s %9s' % (
+            vid, coros, now.get(('photon_vcpu_run_queue', labels), 0),
+            r('photon_vcpu_switches_total'),
             r('photon_vcpu_coroutines_created_total'), r('photon_vcpu_timer_wakeups_total'),
             r('photon_vcpu_cross_wakeups_total'), r('photon_vcpu_engine_polls_total'),
-            min(100.0, 100.0 * idle_s / dt), fmt_seconds(quantile(rqd, 0.5)),
+            io_rate(now, before, vid, dt), min(100.0, 100.0 * idle_s / dt), fmt_seconds(quantile(rqd, 0.5)),
             fmt_seconds(quantile(rqd, 0.99)), fmt_seconds(quantile(eng, 0.99))))
     return lines
 

@@ -85,7 +85,7 @@ if command -v python3 >/dev/null; then
     run python3 "$here/../../tools/photon-top.py" --once --interval 0.5 \
         "http://127.0.0.1:$dbg_port/metrics" --dump "http://127.0.0.1:$dbg_port/debug/coroutines" \
         >"$tmp/top.txt" || fail "photon-top"
-    grep -q '^vCPU  *coros  *switch/s' "$tmp/top.txt" || fail "photon-top: no vCPU table"
+    grep -q '^vCPU  *coros  *runq  *switch/s' "$tmp/top.txt" || fail "photon-top: no vCPU table"
     grep -q '^0  ' "$tmp/top.txt" || fail "photon-top: no row for vCPU 0"
     grep -q '^http-1 ' "$tmp/top.txt" || fail "photon-top: no row for the HTTP server"
     grep -q '^coroutines: [1-9]' "$tmp/top.txt" || fail "photon-top: no coroutines from the dump"
