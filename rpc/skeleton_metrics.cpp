@@ -31,29 +31,25 @@ void SkeletonMetrics::set_name(const char* name) {
 void SkeletonMetrics::collect(void* self, metrics::Exposition& out) {
     auto m = static_cast<SkeletonMetrics*>(self);
     using E = metrics::Exposition;
-    metrics::Label l[2] = {{"skeleton", m->name_}, {"kind", ""}};
-    auto counter = [&](const char* name, const char* help, const std::atomic<uint64_t>& v) {
-        out.family(name, help, E::COUNTER);
-        out.sample(name, v.load(std::memory_order_relaxed), l, 1);
-    };
-    out.family("photon_rpc_server_connections", "Connections being served.", E::GAUGE);
-    out.sample("photon_rpc_server_connections", m->connections_.load(), l, 1);
-    counter("photon_rpc_server_connections_total", "Connections served.", m->connections_total_);
-    counter("photon_rpc_server_requests_total", "Request frames read.", m->requests_);
-    counter("photon_rpc_server_received_bytes_total", "Request body bytes.", m->bytes_in_);
-    counter("photon_rpc_server_sent_bytes_total", "Reply body bytes.", m->bytes_out_);
-    out.family("photon_rpc_server_errors_total",
-               "Requests refused or failed, and connections closed on a bad or failed read.",
-               E::COUNTER);
-    for (int e = 0; e < kErrors; e++) {
-        l[1].value = kErrorNames[e];
-        out.sample("photon_rpc_server_errors_total", m->errors_[e].load(), l, 2);
-    }
-    out.family("photon_rpc_server_handler_seconds", "Time in the function, for one request in 16.",
-               E::HISTOGRAM);
-    metrics::Log2Histogram h;
-    m->handler_us_.snapshot(&h);
-    out.histogram("photon_rpc_server_handler_seconds", h, 1e-6, l, 1);
+    metrics::Label l{"skeleton", m->name_};
+    uint64_t errors[kErrors];
+    metrics::load_all(m->errors_, errors);
+    out.metric("photon_rpc_server_connections", "Connections being served.", E::GAUGE,
+               m->connections_.load(), &l, 1);
+    out.metric("photon_rpc_server_connections_total", "Connections served.", E::COUNTER,
+               m->connections_total_.load(), &l, 1);
+    out.metric("photon_rpc_server_requests_total", "Request frames read.", E::COUNTER,
+               m->requests_.load(), &l, 1);
+    out.metric("photon_rpc_server_received_bytes_total", "Request body bytes.", E::COUNTER,
+               m->bytes_in_.load(), &l, 1);
+    out.metric("photon_rpc_server_sent_bytes_total", "Reply body bytes.", E::COUNTER,
+               m->bytes_out_.load(), &l, 1);
+    out.metric_by("photon_rpc_server_errors_total",
+                  "Requests refused or failed, and connections closed on a bad or failed read.",
+                  E::COUNTER, "kind", kErrorNames, errors, kErrors, &l, 1);
+    out.histogram_metric("photon_rpc_server_handler_seconds",
+                         "Time in the function, for one request in 16.", m->handler_us_, 1e-6, &l,
+                         1);
 }
 
 }  // namespace rpc

@@ -95,6 +95,37 @@ registry& reg() {
 
 bool valid_metric_name(const char* name) { return valid_name(name, true); }
 
+void Exposition::metric(const char* name, const char* help, Type type, uint64_t value,
+                        const Label* labels, int nlabels) {
+    family(name, help, type);
+    sample(name, value, labels, nlabels);
+}
+
+void Exposition::metric_by(const char* name, const char* help, Type type, const char* kind_label,
+                           const char* const* kinds, const uint64_t* values, int n,
+                           const Label* labels, int nlabels) {
+    family(name, help, type);
+    if (nlabels < 0 || nlabels > 3 || (nlabels && !labels)) {
+        errors_++;
+        return;
+    }
+    Label all[4];
+    for (int i = 0; i < nlabels; i++) all[i] = labels[i];
+    all[nlabels].name = kind_label;
+    for (int i = 0; i < n; i++) {
+        all[nlabels].value = kinds[i];
+        sample(name, values[i], all, nlabels + 1);
+    }
+}
+
+void Exposition::histogram_metric(const char* name, const char* help, const Log2Histogram& live,
+                                  double scale, const Label* labels, int nlabels) {
+    Log2Histogram h;
+    live.snapshot(&h);
+    family(name, help, HISTOGRAM);
+    histogram(name, h, scale, labels, nlabels);
+}
+
 void Exposition::family(const char* name, const char* help, Type type) {
     if (!valid_metric_name(name)) {
         errors_++;

@@ -49,53 +49,39 @@ void ClientMetrics::count_response(int status, uint64_t us) {
 void ClientMetrics::collect(void* self, metrics::Exposition& out) {
     auto m = static_cast<ClientMetrics*>(self);
     using E = metrics::Exposition;
-    metrics::Label l[2] = {{"client", m->name_}, {"", ""}};
-    out.family("photon_http_client_requests_total",
-               "Calls made (a call's redirects and retries are one request).", E::COUNTER);
-    out.sample("photon_http_client_requests_total", m->requests_.load(), l, 1);
-    out.family("photon_http_client_responses_total",
-               "Calls answered, by the class of the final status.", E::COUNTER);
-    l[1].name = "code";
-    for (int k = 0; k < 6; k++) {
-        l[1].value = kClasses[k];
-        out.sample("photon_http_client_responses_total", m->by_class_[k].load(), l, 2);
-    }
-    out.family("photon_http_client_errors_total",
-               "Calls that failed, by kind: a bad request, no connection, the timeout, a failed "
-               "send, no response head, a malformed one, too many redirects.",
-               E::COUNTER);
-    l[1].name = "kind";
-    for (int e = 0; e < kErrors; e++) {
-        l[1].value = kErrorNames[e];
-        out.sample("photon_http_client_errors_total", m->errors_[e].load(), l, 2);
-    }
-    out.family("photon_http_client_retries_total",
+    metrics::Label l{"client", m->name_};
+    uint64_t classes[6], errors[kErrors];
+    metrics::load_all(m->by_class_, classes);
+    metrics::load_all(m->errors_, errors);
+    out.metric("photon_http_client_requests_total",
+               "Calls made (a call's redirects and retries are one request).", E::COUNTER,
+               m->requests_.load(), &l, 1);
+    out.metric_by("photon_http_client_responses_total",
+                  "Calls answered, by the class of the final status.", E::COUNTER, "code", kClasses,
+                  classes, 6, &l, 1);
+    out.metric_by("photon_http_client_errors_total",
+                  "Calls that failed, by kind: a bad request, no connection, the timeout, a "
+                  "failed send, no response head, a malformed one, too many redirects.",
+                  E::COUNTER, "kind", kErrorNames, errors, kErrors, &l, 1);
+    out.metric("photon_http_client_retries_total",
                "Requests sent again on a new connection after a pooled one turned out dead.",
-               E::COUNTER);
-    out.sample("photon_http_client_retries_total", m->retries_.load(), l, 1);
-    out.family("photon_http_client_connections_total",
-               "Connections requests went over: dialed for them, or reused from the pool "
-               "(HTTP/2: a connection's first stream, or a later one).",
-               E::COUNTER);
-    l[1].name = "how";
-    l[1].value = "new";
-    out.sample("photon_http_client_connections_total", m->dialed_.load(), l, 2);
-    l[1].value = "reused";
-    out.sample("photon_http_client_connections_total", m->reused_.load(), l, 2);
-    out.family("photon_http_client_sent_bytes_total",
+               E::COUNTER, m->retries_.load(), &l, 1);
+    const char* const how[] = {"new", "reused"};
+    const uint64_t conns[] = {m->dialed_.load(), m->reused_.load()};
+    out.metric_by("photon_http_client_connections_total",
+                  "Connections requests went over: dialed for them, or reused from the pool "
+                  "(HTTP/2: a connection's first stream, or a later one).",
+                  E::COUNTER, "how", how, conns, 2, &l, 1);
+    out.metric("photon_http_client_sent_bytes_total",
                "Bytes written: request heads and bodies (HTTP/2: frames; TLS: before encryption).",
-               E::COUNTER);
-    out.sample("photon_http_client_sent_bytes_total", m->sent_.load(), l, 1);
-    out.family("photon_http_client_received_bytes_total",
+               E::COUNTER, m->sent_.load(), &l, 1);
+    out.metric("photon_http_client_received_bytes_total",
                "Bytes read: response heads and bodies (HTTP/2: frames; TLS: decrypted).",
-               E::COUNTER);
-    out.sample("photon_http_client_received_bytes_total", m->received_.load(), l, 1);
-    out.family("photon_http_client_request_seconds",
-               "Time from a call's start to its final response head (redirects included).",
-               E::HISTOGRAM);
-    metrics::Log2Histogram h;
-    m->head_us_.snapshot(&h);
-    out.histogram("photon_http_client_request_seconds", h, 1e-6, l, 1);
+               E::COUNTER, m->received_.load(), &l, 1);
+    out.histogram_metric("photon_http_client_request_seconds",
+                         "Time from a call's start to its final response head (redirects "
+                         "included).",
+                         m->head_us_, 1e-6, &l, 1);
 }
 
 }  // namespace http

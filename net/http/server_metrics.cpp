@@ -33,40 +33,30 @@ void ServerMetrics::count_request(int status) {
 void ServerMetrics::collect(void* self, metrics::Exposition& out) {
     auto m = static_cast<ServerMetrics*>(self);
     using E = metrics::Exposition;
-    metrics::Label l[2] = {{"server", m->name_}, {"", ""}};
-    out.family("photon_http_server_connections", "Connections being served.", E::GAUGE);
-    out.sample("photon_http_server_connections", (uint64_t)m->live_->load(), l, 1);
-    out.family("photon_http_server_connections_total", "Connections served.", E::COUNTER);
-    out.sample("photon_http_server_connections_total", m->connections_.load(), l, 1);
-    out.family("photon_http_server_received_bytes_total",
+    metrics::Label l{"server", m->name_};
+    uint64_t classes[6], errors[kErrors];
+    metrics::load_all(m->by_class_, classes);
+    metrics::load_all(m->errors_, errors);
+    out.metric("photon_http_server_connections", "Connections being served.", E::GAUGE,
+               m->live_->load(), &l, 1);
+    out.metric("photon_http_server_connections_total", "Connections served.", E::COUNTER,
+               m->connections_.load(), &l, 1);
+    out.metric("photon_http_server_received_bytes_total",
                "Bytes read from the connections: request heads and bodies (HTTP/2: frames).",
-               E::COUNTER);
-    out.sample("photon_http_server_received_bytes_total", m->received_.load(), l, 1);
-    out.family("photon_http_server_sent_bytes_total",
+               E::COUNTER, m->received_.load(), &l, 1);
+    out.metric("photon_http_server_sent_bytes_total",
                "Bytes written to the connections: response heads and bodies (HTTP/2: frames).",
-               E::COUNTER);
-    out.sample("photon_http_server_sent_bytes_total", m->sent_.load(), l, 1);
-    out.family("photon_http_server_requests_total",
-               "Requests a handler answered, by the class of its status.", E::COUNTER);
-    l[1].name = "code";
-    for (int k = 0; k < 6; k++) {
-        l[1].value = kClasses[k];
-        out.sample("photon_http_server_requests_total", m->by_class_[k].load(), l, 2);
-    }
-    out.family("photon_http_server_errors_total",
-               "Requests or connections that failed: bad heads (4xx), late heads (408), no "
-               "room in the memory budget (503), failed handlers, failed sends.",
-               E::COUNTER);
-    l[1].name = "kind";
-    for (int e = 0; e < kErrors; e++) {
-        l[1].value = kErrorNames[e];
-        out.sample("photon_http_server_errors_total", m->errors_[e].load(), l, 2);
-    }
-    out.family("photon_http_server_handler_seconds", "Time in the handler, for one request in 16.",
-               E::HISTOGRAM);
-    metrics::Log2Histogram h;
-    m->duration_us_.snapshot(&h);
-    out.histogram("photon_http_server_handler_seconds", h, 1e-6, l, 1);
+               E::COUNTER, m->sent_.load(), &l, 1);
+    out.metric_by("photon_http_server_requests_total",
+                  "Requests a handler answered, by the class of its status.", E::COUNTER, "code",
+                  kClasses, classes, 6, &l, 1);
+    out.metric_by("photon_http_server_errors_total",
+                  "Requests or connections that failed: bad heads (4xx), late heads (408), no "
+                  "room in the memory budget (503), failed handlers, failed sends.",
+                  E::COUNTER, "kind", kErrorNames, errors, kErrors, &l, 1);
+    out.histogram_metric("photon_http_server_handler_seconds",
+                         "Time in the handler, for one request in 16.", m->duration_us_, 1e-6, &l,
+                         1);
 }
 
 }  // namespace http

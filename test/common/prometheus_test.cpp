@@ -202,3 +202,26 @@ TEST(Registry, RefusesAValueWithABadNameOrType) {
     EXPECT_EQ(-1, register_value("app_n", "", Exposition::GAUGE, nullptr, nullptr));
     EXPECT_EQ(EINVAL, errno);
 }
+
+TEST(Exposition, MetricByWritesOneSeriesPerKindAndRefusesTooManyLabels) {
+    std::string out;
+    Exposition e(&out);
+    const char* const kinds[] = {"a", "b"};
+    const uint64_t values[] = {3, 4};
+    Label base{"server", "s1"};
+    e.metric_by("x_total", "X.", Exposition::COUNTER, "kind", kinds, values, 2, &base, 1);
+    EXPECT_EQ(
+        "# HELP x_total X.\n# TYPE x_total counter\n"
+        "x_total{server=\"s1\",kind=\"a\"} 3\nx_total{server=\"s1\",kind=\"b\"} 4\n",
+        out);
+    EXPECT_EQ(0, e.errors());
+    Label four[4] = {{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}};
+    e.metric_by("y_total", "Y.", Exposition::COUNTER, "kind", kinds, values, 2, four, 4);
+    EXPECT_EQ(1, e.errors());  // a fifth label would not fit
+    EXPECT_EQ(std::string::npos, out.find("y_total{"));
+    Log2Histogram h;
+    h.put(3);
+    out.clear();
+    e.histogram_metric("z_seconds", "Z.", h, 1, &base, 1);
+    EXPECT_NE(std::string::npos, out.find("z_seconds_count{server=\"s1\"} 1\n")) << out;
+}

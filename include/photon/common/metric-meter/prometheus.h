@@ -9,6 +9,7 @@
 // wait for the renderer; each reads what it exposes with atomic loads or its own lock.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -83,6 +84,18 @@ public:
     void histogram(const char* name, const Log2Histogram& h, double scale = 1,
                    const Label* labels = nullptr, int nlabels = 0);
 
+    // The shapes most collectors write: family() and its samples in one call.
+    // One series.
+    void metric(const char* name, const char* help, Type type, uint64_t value,
+                const Label* labels = nullptr, int nlabels = 0);
+    // One series per kind: `labels` and {kind_label, kinds[i]}, with values[i] (n of each).
+    void metric_by(const char* name, const char* help, Type type, const char* kind_label,
+                   const char* const* kinds, const uint64_t* values, int n,
+                   const Label* labels = nullptr, int nlabels = 0);
+    // A snapshot() of a histogram being written, as histogram() writes it.
+    void histogram_metric(const char* name, const char* help, const Log2Histogram& live,
+                          double scale = 1, const Label* labels = nullptr, int nlabels = 0);
+
     int errors() const { return errors_; }
 
 private:
@@ -92,6 +105,13 @@ private:
     std::string families_;  // "\n"-separated names announced in this render
     int errors_ = 0;
 };
+
+// Reads n counters (atomics, or anything with load()) into plain values, for
+// Exposition::metric_by().
+template <typename Atomic, size_t n>
+void load_all(const Atomic (&counters)[n], uint64_t (&out)[n]) {
+    for (size_t i = 0; i < n; i++) out[i] = counters[i].load(std::memory_order_relaxed);
+}
 
 // A collector: called with its arg at every render.
 typedef void (*Collector)(void* arg, Exposition& out);
