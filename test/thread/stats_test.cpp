@@ -42,6 +42,27 @@ int my_id() {
     return all.size() == 1 ? all[0].id : -1;
 }
 
+// Waits n times for a pipe that another thread writes a byte to every pause_ms: each wait
+// parks the caller in the vCPU's event engine (or its idle wait).
+void wait_for_pipe_writes(int n, int pause_ms) {
+    int p[2];
+    ASSERT_EQ(0, pipe(p));
+    std::thread writer([&] {
+        for (int i = 0; i < n; i++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+            EXPECT_EQ(1, write(p[1], "x", 1));
+        }
+    });
+    for (int i = 0; i < n; i++) {
+        EXPECT_EQ(0, wait_for_fd_readable(p[0], 5 * 1000 * 1000));
+        char c;
+        EXPECT_EQ(1, read(p[0], &c, 1));
+    }
+    writer.join();
+    close(p[0]);
+    close(p[1]);
+}
+
 class VcpuStatsTest : public photon_test::VcpuTest {
 protected:
     void SetUp() override {
@@ -113,29 +134,14 @@ TEST_F(VcpuStatsEngine, AnIdleWaitIsNotCountedAsRunQueueDelay) {
     {
         int id = my_id();
         ASSERT_GE(id, 0);
-        int p[2];
-        ASSERT_EQ(0, pipe(p));
         VcpuStats a = mine(id);
-        std::thread writer([&] {
-            for (int i = 0; i < 5; i++) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(30));
-                EXPECT_EQ(1, write(p[1], "x", 1));
-            }
-        });
-        for (int i = 0; i < 5; i++) {
-            ASSERT_EQ(0, wait_for_fd_readable(p[0], 5 * 1000 * 1000));
-            char c;
-            ASSERT_EQ(1, read(p[0], &c, 1));
-        }
-        writer.join();
+        wait_for_pipe_writes(5, 30);
         VcpuStats b = mine(id);
         ASSERT_GE(b.run_queue_delay_us.count - a.run_queue_delay_us.count, 3u);
         uint64_t over_8ms = 0;
         for (int i = 14; i < metrics::Log2Histogram::kBuckets; i++)
             over_8ms += b.run_queue_delay_us.buckets[i] - a.run_queue_delay_us.buckets[i];
         EXPECT_EQ(0u, over_8ms);
-        close(p[0]);
-        close(p[1]);
     }
 }
 
@@ -243,20 +249,7 @@ void check_master_engine_io(const char* engine) {
         ASSERT_GE(id, 0);
         VcpuStats a = mine(id);
         EXPECT_STREQ(engine, a.engine);
-        int p[2];
-        ASSERT_EQ(0, pipe(p));
-        std::thread writer([&] {
-            for (int i = 0; i < 5; i++) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                EXPECT_EQ(1, write(p[1], "x", 1));
-            }
-        });
-        for (int i = 0; i < 5; i++) {
-            ASSERT_EQ(0, wait_for_fd_readable(p[0], 5 * 1000 * 1000));
-            char c;
-            ASSERT_EQ(1, read(p[0], &c, 1));
-        }
-        writer.join();
+        wait_for_pipe_writes(5, 5);
         VcpuStats b = mine(id);
         // At least one registration (epoll) or one entry per wait (io_uring), and one event or
         // completion per wait that parked.
@@ -267,8 +260,6 @@ void check_master_engine_io(const char* engine) {
         std::string l = "{vcpu=\"" + std::to_string(id) + "\",engine=\"" + b.engine + "\"} ";
         EXPECT_NE(std::string::npos, out.find("photon_vcpu_io_submissions_total" + l)) << out;
         EXPECT_NE(std::string::npos, out.find("photon_vcpu_io_completions_total" + l)) << out;
-        close(p[0]);
-        close(p[1]);
     }
 }
 
