@@ -70,8 +70,7 @@ static int wait_one(io_context_t ctx, int ep, enum wait_kind kind, struct io_eve
 
 int main(int argc, char** argv) {
     if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: %s FILE getevents|epoll|epoll-tmo SECONDS [read|write]\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s FILE getevents|epoll|epoll-tmo SECONDS [read|write]\n", argv[0]);
         return 2;
     }
     enum wait_kind kind = !strcmp(argv[2], "getevents") ? GETEVENTS
@@ -90,7 +89,8 @@ int main(int argc, char** argv) {
     io_context_t ctx = 0;
     if (!blocks || posix_memalign(&buf, 4096, 4096) || io_setup(32, &ctx) < 0)
         return fprintf(stderr, "aio-floor: empty file or no aio context\n"), 1;
-    for (int i = 0; i < 4096; i++) ((unsigned char*)buf)[i] = (unsigned char)rand();  // as fio writes
+    for (int i = 0; i < 4096; i++)
+        ((unsigned char*)buf)[i] = (unsigned char)rand();  // as fio writes
     int efd = eventfd(0, EFD_NONBLOCK), ep = epoll_create1(0);
     struct epoll_event reg = {.events = EPOLLIN | EPOLLET};
     if (efd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, efd, &reg) < 0)

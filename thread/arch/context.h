@@ -87,7 +87,8 @@ static_assert(offsetof(saved_frame, d10) == PHOTON_FRAME_D10, "frame.h: d10/d11 
 static_assert(offsetof(saved_frame, d12) == PHOTON_FRAME_D12, "frame.h: d12/d13 pair");
 static_assert(offsetof(saved_frame, d14) == PHOTON_FRAME_D14, "frame.h: d14/d15 pair");
 static_assert(offsetof(saved_frame, fpcr) == PHOTON_FRAME_FPCR, "frame.h: FPCR slot");
-static_assert(sizeof(saved_frame) == PHOTON_FRAME_SIZE, "the switch stores PHOTON_FRAME_SIZE bytes");
+static_assert(sizeof(saved_frame) == PHOTON_FRAME_SIZE,
+              "the switch stores PHOTON_FRAME_SIZE bytes");
 static_assert(sizeof(saved_frame) % 16 == 0, "AAPCS64 keeps sp 16-byte aligned at all times");
 static_assert(kInitialFrameBytes >= 15 + 16 + sizeof(saved_frame),
               "photon_make_context: alignment slack, the zero pair and one frame");

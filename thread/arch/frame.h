@@ -32,8 +32,8 @@
 #define PHOTON_FRAME_D10 0x70
 #define PHOTON_FRAME_D12 0x80
 #define PHOTON_FRAME_D14 0x90
-#define PHOTON_FRAME_FPCR 0xa0  /* 8 bytes, then 8 of padding */
-#define PHOTON_FRAME_SIZE 0xb0  /* 176: keeps sp 16-byte aligned */
+#define PHOTON_FRAME_FPCR 0xa0 /* 8 bytes, then 8 of padding */
+#define PHOTON_FRAME_SIZE 0xb0 /* 176: keeps sp 16-byte aligned */
 #else
 #error "photon: no context switch frame for this architecture"
 #endif
