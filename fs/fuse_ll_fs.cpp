@@ -395,7 +395,7 @@ struct fuse_ll_fs::handlers {
             bv.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
             bv.buf[0].fd = fd;
             bv.buf[0].pos = off;
-            count_read(req, size);  // before the reply wakes the reader
+            count_read(req, size);  // before the reply: replying frees req
             fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
             return;
         }
@@ -409,10 +409,11 @@ struct fuse_ll_fs::handlers {
             n = m < 0 ? m : n + m;
         }
         if (n < 0) return (void)reply_err(req, error_of());
-        count_read(req, (size_t)n);
+        count_read(req, (size_t)n);  // (likewise)
         batch_replies();
         fuse_reply_buf(req, buf.data(), (size_t)n);
     }
+    // Reads req's session: call it before the reply, which frees req.
     static void count_read(fuse_req_t req, size_t n) {
         if (fuse_metrics* m = self_of(req)->metrics_) m->read_bytes(n);
     }
