@@ -23,6 +23,7 @@
 
 #include "fuse_exit_hooks.h"
 #include "fuse_ll_fs.h"
+#include "fuse_metrics.h"
 #include "fuse_session_server.h"
 
 namespace photon {
@@ -59,6 +60,7 @@ struct mount_plan {
     std::function<void()> before_serve;
     std::function<void(fuse_session*)> finish;  // unmount (if mounted), destroy
     bool serialize_writers = false;
+    fuse_metrics* metrics = nullptr;  // the session's, set by run() before create
 };
 
 void print_help(const char* prog, const mount_plan& plan) {
@@ -119,6 +121,7 @@ int serve_mounted(fuse_session* se, const fuse_cmdline_opts& opts, const common_
     so.max_inflight = co.max_inflight;
     so.serialize_writers = plan.serialize_writers;
     so.wake_fd = wake_fd;
+    so.metrics = plan.metrics;
     std::unique_ptr<MemoryBudget> budget;
     if (co.memory_budget)
         so.budget = (budget.reset(new MemoryBudget(MemoryBudget::parse_size(co.memory_budget))),
@@ -162,6 +165,8 @@ int run(int argc, char* argv[], mount_plan& plan) {
         return 0;
     }
     if (!opts.mountpoint) LOG_ERROR_RETURN(EINVAL, -1, "fuse: no mount point given");
+    fuse_metrics metrics;  // one collector per session, until it is destroyed
+    plan.metrics = &metrics;
     fuse_session* se = plan.create(&args);
     if (!se) LOG_ERROR_RETURN(EINVAL, -1, "fuse: cannot create the session (see above)");
     if (fuse_session_mount(se, opts.mountpoint) != 0) {
@@ -197,6 +202,7 @@ int fuser_go(IFileSystem* fs, int argc, char* argv[]) {
     plan.create = [&](struct fuse_args* a) -> fuse_session* {
         llfs = new fuse_ll_fs(fs, llo, conn);
         conn = nullptr;  // owned by llfs now
+        llfs->set_metrics(plan.metrics);
         return fuse_session_new(a, fuse_ll_fs::ops(), sizeof(struct fuse_lowlevel_ops), llfs);
     };
     plan.finish = [&](fuse_session* se) {

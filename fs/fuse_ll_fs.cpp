@@ -17,6 +17,7 @@
 #include <photon/thread/thread.h>
 
 #include "fuse_fs_helpers.h"
+#include "fuse_metrics.h"
 #include "fuse_session_server.h"
 
 namespace photon {
@@ -133,9 +134,15 @@ private:
 
 struct fuse_ll_fs::handlers {
     // ---- helpers ----
+    // Every errno reply goes through here, to be counted.
+    static int reply_err(fuse_req_t req, int err) {
+        fuse_metrics* m = self_of(req)->metrics_;
+        if (err && m) m->error(err);
+        return fuse_reply_err(req, err);
+    }
     static bool path_of(fuse_req_t req, fuse_ino_t ino, const char* name, std::string& p) {
         if (self_of(req)->table_.path_of(ino, name, p) == 0) return true;
-        fuse_reply_err(req, ENOENT);  // a detached node: unlinked, or replaced
+        reply_err(req, ENOENT);  // a detached node: unlinked, or replaced
         return false;
     }
     static void reply_entry(fuse_req_t req, fuse_ino_t parent, const char* name,
@@ -144,7 +151,7 @@ struct fuse_ll_fs::handlers {
         struct fuse_entry_param e;
         memset(&e, 0, sizeof(e));
         e.ino = self->table_.remember(parent, name, st.st_mode);
-        if (!e.ino) return (void)fuse_reply_err(req, ENOENT);
+        if (!e.ino) return (void)reply_err(req, ENOENT);
         e.attr = st;
         e.attr_timeout = self->opt_.attr_timeout;
         e.entry_timeout = self->opt_.entry_timeout;
@@ -156,10 +163,10 @@ struct fuse_ll_fs::handlers {
                                 const std::string& path) {
         struct stat st;
         if (self_of(req)->fs_->lstat(path.c_str(), &st) < 0)
-            return (void)fuse_reply_err(req, error_of());
+            return (void)reply_err(req, error_of());
         reply_entry(req, parent, name, st);
     }
-    static void reply_result(fuse_req_t req, int r) { fuse_reply_err(req, r < 0 ? error_of() : 0); }
+    static void reply_result(fuse_req_t req, int r) { reply_err(req, r < 0 ? error_of() : 0); }
 
     // ---- connection ----
     static void init(void* userdata, struct fuse_conn_info* conn) {
@@ -187,7 +194,7 @@ struct fuse_ll_fs::handlers {
         struct stat st;
         if (self->fs_->lstat(p.c_str(), &st) == 0) return reply_entry(req, parent, name, st);
         int e = error_of();
-        if (e != ENOENT || self->opt_.negative_timeout <= 0) return (void)fuse_reply_err(req, e);
+        if (e != ENOENT || self->opt_.negative_timeout <= 0) return (void)reply_err(req, e);
         struct fuse_entry_param ne;  // ino 0: a cacheable "no such name"
         memset(&ne, 0, sizeof(ne));
         ne.entry_timeout = self->opt_.negative_timeout;
@@ -209,7 +216,7 @@ struct fuse_ll_fs::handlers {
         auto fs = self_of(req)->fs_;
         if (fs->mknod(p.c_str(), mode, rdev) < 0 ||
             fuse_fix_created_mode(fs, nullptr, p.c_str(), mode, self_of(req)->umask_) < 0)
-            return (void)fuse_reply_err(req, error_of());
+            return (void)reply_err(req, error_of());
         reply_new_entry(req, parent, name, p);
     }
     static void mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
@@ -218,21 +225,21 @@ struct fuse_ll_fs::handlers {
         auto fs = self_of(req)->fs_;
         if (fs->mkdir(p.c_str(), mode) < 0 ||
             fuse_fix_created_mode(fs, nullptr, p.c_str(), mode, self_of(req)->umask_) < 0)
-            return (void)fuse_reply_err(req, error_of());
+            return (void)reply_err(req, error_of());
         reply_new_entry(req, parent, name, p);
     }
     static void symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
         std::string p;
         if (!path_of(req, parent, name, p)) return;
         if (self_of(req)->fs_->symlink(target, p.c_str()) < 0)
-            return (void)fuse_reply_err(req, error_of());
+            return (void)reply_err(req, error_of());
         reply_new_entry(req, parent, name, p);
     }
     static void link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
         std::string from, to;
         if (!path_of(req, ino, nullptr, from) || !path_of(req, newparent, newname, to)) return;
         if (self_of(req)->fs_->link(from.c_str(), to.c_str()) < 0)
-            return (void)fuse_reply_err(req, error_of());
+            return (void)reply_err(req, error_of());
         reply_new_entry(req, newparent, newname, to);
     }
     static void unlink_or_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir) {
@@ -273,9 +280,9 @@ struct fuse_ll_fs::handlers {
             r = h->file->fstat(&st);
             unref(h);
         } else {
-            return (void)fuse_reply_err(req, ENOENT);
+            return (void)reply_err(req, ENOENT);
         }
-        if (r < 0) return (void)fuse_reply_err(req, error_of());
+        if (r < 0) return (void)reply_err(req, error_of());
         fuse_reply_attr(req, &st, self->opt_.attr_timeout);
     }
     static void setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
@@ -292,7 +299,7 @@ struct fuse_ll_fs::handlers {
         if (r == 0) r = f ? f->fstat(&st) : self->fs_->lstat(p.c_str(), &st);
         int err = r < 0 ? error_of() : 0;
         if (borrowed) unref(borrowed);
-        if (err) return (void)fuse_reply_err(req, err);
+        if (err) return (void)reply_err(req, err);
         fuse_reply_attr(req, &st, self->opt_.attr_timeout);
     }
     static void readlink(fuse_req_t req, fuse_ino_t ino) {
@@ -300,7 +307,7 @@ struct fuse_ll_fs::handlers {
         if (!path_of(req, ino, nullptr, p)) return;
         char buf[PATH_MAX + 1];
         ssize_t n = self_of(req)->fs_->readlink(p.c_str(), buf, PATH_MAX);
-        if (n < 0) return (void)fuse_reply_err(req, error_of());
+        if (n < 0) return (void)reply_err(req, error_of());
         buf[n] = '\0';
         fuse_reply_readlink(req, buf);
     }
@@ -313,8 +320,7 @@ struct fuse_ll_fs::handlers {
         std::string p;
         if (self_of(req)->table_.path_of(ino, nullptr, p) < 0) p = "/";
         struct statvfs st;
-        if (self_of(req)->fs_->statvfs(p.c_str(), &st) < 0)
-            return (void)fuse_reply_err(req, error_of());
+        if (self_of(req)->fs_->statvfs(p.c_str(), &st) < 0) return (void)reply_err(req, error_of());
         fuse_reply_statfs(req, &st);
     }
 
@@ -324,7 +330,7 @@ struct fuse_ll_fs::handlers {
         std::string p;
         if (!path_of(req, ino, nullptr, p)) return;
         IFile* f = self->fs_->open(p.c_str(), open_flags(fi->flags, self->writeback_));
-        if (!f) return (void)fuse_reply_err(req, error_of());
+        if (!f) return (void)reply_err(req, error_of());
         auto h = make_handle(self, f, ino, fi);
         if (fuse_reply_open(req, fi) == -ENOENT) close_file(self, h);  // open was interrupted
     }
@@ -346,18 +352,18 @@ struct fuse_ll_fs::handlers {
         if (!path_of(req, parent, name, p)) return;
         int flags = open_flags(fi->flags, self->writeback_) | O_CREAT;
         IFile* f = self->fs_->open(p.c_str(), flags, mode);
-        if (!f) return (void)fuse_reply_err(req, error_of());
+        if (!f) return (void)reply_err(req, error_of());
         struct fuse_entry_param e;
         memset(&e, 0, sizeof(e));
         if (fuse_fix_created_mode(self->fs_, f, nullptr, mode, self->umask_) < 0 ||
             f->fstat(&e.attr) < 0) {
             int err = error_of();
             delete f;
-            return (void)fuse_reply_err(req, err);
+            return (void)reply_err(req, err);
         }
         if (!(e.ino = self->table_.remember(parent, name, e.attr.st_mode))) {
             delete f;  // the directory went away meanwhile
-            return (void)fuse_reply_err(req, ENOENT);
+            return (void)reply_err(req, ENOENT);
         }
         e.attr_timeout = self->opt_.attr_timeout;
         e.entry_timeout = self->opt_.entry_timeout;
@@ -389,11 +395,12 @@ struct fuse_ll_fs::handlers {
             bv.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
             bv.buf[0].fd = fd;
             bv.buf[0].pos = off;
+            count_read(req, size);  // before the reply: replying frees req
             fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
             return;
         }
         io_buffer buf(size);
-        if (!buf.data()) return (void)fuse_reply_err(req, ENOMEM);
+        if (!buf.data()) return (void)reply_err(req, ENOMEM);
         ssize_t n = fd >= 0 && !h->direct.load() && size <= kNowaitMax
                         ? read_cached(h, fd, buf.data(), size, off)
                         : 0;               // (O_DIRECT with RWF_NOWAIT would wait for the device)
@@ -401,9 +408,14 @@ struct fuse_ll_fs::handlers {
             ssize_t m = h->file->pread(buf.data() + n, size - n, off + n);
             n = m < 0 ? m : n + m;
         }
-        if (n < 0) return (void)fuse_reply_err(req, error_of());
+        if (n < 0) return (void)reply_err(req, error_of());
+        count_read(req, (size_t)n);  // (likewise)
         batch_replies();
         fuse_reply_buf(req, buf.data(), (size_t)n);
+    }
+    // Reads req's session: call it before the reply, which frees req.
+    static void count_read(fuse_req_t req, size_t n) {
+        if (fuse_metrics* m = self_of(req)->metrics_) m->read_bytes(n);
     }
     // What the page cache holds of [off, off + size): 0 if nothing; -1 with
     // errno on errors. A file system without RWF_NOWAIT is not asked again.
@@ -418,7 +430,8 @@ struct fuse_ll_fs::handlers {
     static void write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
                       struct fuse_file_info* fi) {
         ssize_t n = file_of(fi)->pwrite(data, size, off);
-        if (n < 0) return (void)fuse_reply_err(req, error_of());
+        if (n < 0) return (void)reply_err(req, error_of());
+        if (fuse_metrics* m = self_of(req)->metrics_) m->written_bytes((uint64_t)n);
         batch_replies();
         fuse_reply_write(req, (size_t)n);
     }
@@ -432,12 +445,10 @@ struct fuse_ll_fs::handlers {
     // close(2) of one descriptor. IFile writes are not buffered here, and
     // close on a local file system does not sync either: nothing to do
     // (Photon's adaptor fsync'ed on every close).
-    static void flush(fuse_req_t req, fuse_ino_t, struct fuse_file_info*) {
-        fuse_reply_err(req, 0);
-    }
+    static void flush(fuse_req_t req, fuse_ino_t, struct fuse_file_info*) { reply_err(req, 0); }
     static void release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
         close_file(self_of(req), handle_of(fi));
-        fuse_reply_err(req, 0);
+        reply_err(req, 0);
     }
     static void fsync(fuse_req_t req, fuse_ino_t, int datasync, struct fuse_file_info* fi) {
         IFile* f = file_of(fi);
@@ -450,7 +461,7 @@ struct fuse_ll_fs::handlers {
     static void lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence,
                       struct fuse_file_info* fi) {
         off_t r = file_of(fi)->lseek(off, whence);
-        if (r < 0) return (void)fuse_reply_err(req, error_of());
+        if (r < 0) return (void)reply_err(req, error_of());
         fuse_reply_lseek(req, r);
     }
 
@@ -460,7 +471,7 @@ struct fuse_ll_fs::handlers {
         std::string p;
         if (!path_of(req, ino, nullptr, p)) return;
         DIR* d = self->fs_->opendir(p.c_str());
-        if (!d) return (void)fuse_reply_err(req, error_of());
+        if (!d) return (void)reply_err(req, error_of());
         auto h = new fuse_dir_handle;
         h->dir = d;
         fi->fh = (uintptr_t)h;
@@ -477,10 +488,10 @@ struct fuse_ll_fs::handlers {
     }
     static void releasedir(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
         close_dir(self_of(req), dir_of(fi));
-        fuse_reply_err(req, 0);
+        reply_err(req, 0);
     }
     static void fsyncdir(fuse_req_t req, fuse_ino_t, int, struct fuse_file_info*) {
-        fuse_reply_err(req, 0);  // IFileSystem has no directory sync
+        reply_err(req, 0);  // IFileSystem has no directory sync
     }
     static void readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                         struct fuse_file_info* fi) {
@@ -513,14 +524,14 @@ struct fuse_ll_fs::handlers {
                          size_t size, int flags) {
         auto x = self_of(req)->xattr_;
         std::string p;
-        if (!x) return (void)fuse_reply_err(req, ENOSYS);
+        if (!x) return (void)reply_err(req, ENOSYS);
         if (!path_of(req, ino, nullptr, p)) return;
         reply_result(req, x->lsetxattr(p.c_str(), name, value, size, flags));
     }
     static void getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
         auto x = self_of(req)->xattr_;
         std::string p;
-        if (!x) return (void)fuse_reply_err(req, ENOSYS);
+        if (!x) return (void)reply_err(req, ENOSYS);
         if (!path_of(req, ino, nullptr, p)) return;
         sized_reply(req, size,
                     [&](char* buf, size_t n) { return x->lgetxattr(p.c_str(), name, buf, n); });
@@ -528,7 +539,7 @@ struct fuse_ll_fs::handlers {
     static void listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
         auto x = self_of(req)->xattr_;
         std::string p;
-        if (!x) return (void)fuse_reply_err(req, ENOSYS);
+        if (!x) return (void)reply_err(req, ENOSYS);
         if (!path_of(req, ino, nullptr, p)) return;
         sized_reply(req, size,
                     [&](char* buf, size_t n) { return x->llistxattr(p.c_str(), buf, n); });
@@ -536,7 +547,7 @@ struct fuse_ll_fs::handlers {
     static void removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
         auto x = self_of(req)->xattr_;
         std::string p;
-        if (!x) return (void)fuse_reply_err(req, ENOSYS);
+        if (!x) return (void)reply_err(req, ENOSYS);
         if (!path_of(req, ino, nullptr, p)) return;
         reply_result(req, x->lremovexattr(p.c_str(), name));
     }
@@ -545,7 +556,7 @@ struct fuse_ll_fs::handlers {
     static void sized_reply(fuse_req_t req, size_t size, Get get) {
         std::vector<char> buf(size);
         ssize_t n = get(size ? buf.data() : nullptr, size);
-        if (n < 0) return (void)fuse_reply_err(req, error_of());
+        if (n < 0) return (void)reply_err(req, error_of());
         if (size == 0) return (void)fuse_reply_xattr(req, (size_t)n);
         fuse_reply_buf(req, buf.data(), (size_t)n);
     }
@@ -586,7 +597,7 @@ void fuse_ll_fs::handlers::list(fuse_req_t req, fuse_ino_t ino, size_t size, off
                                 fuse_dir_handle* h, bool plus) {
     auto self = self_of(req);
     std::unique_ptr<char[]> buf(new (std::nothrow) char[size ? size : 1]);
-    if (!buf) return (void)fuse_reply_err(req, ENOMEM);
+    if (!buf) return (void)reply_err(req, ENOMEM);
     std::string dirpath;
     if (plus && self->table_.path_of(ino, nullptr, dirpath) < 0) dirpath.clear();
     std::vector<fuse_ino_t> counted;
@@ -594,7 +605,7 @@ void fuse_ll_fs::handlers::list(fuse_req_t req, fuse_ino_t ino, size_t size, off
     int err = 0;
     {
         SCOPED_LOCK(h->mu);
-        if (seek(h, off) < 0) return (void)fuse_reply_err(req, error_of());
+        if (seek(h, off) < 0) return (void)reply_err(req, error_of());
         for (const struct dirent* e; (e = h->dir->get()) != nullptr;) {
             char* p = buf.get() + used;
             size_t left = size - used, need;
@@ -616,7 +627,7 @@ void fuse_ll_fs::handlers::list(fuse_req_t req, fuse_ino_t ino, size_t size, off
             }
         }
     }
-    if (err && used == 0) return (void)fuse_reply_err(req, err);
+    if (err && used == 0) return (void)reply_err(req, err);
     if (fuse_reply_buf(req, buf.get(), used) == -ENOENT)
         for (fuse_ino_t i : counted) self->table_.forget(i, 1);
 }

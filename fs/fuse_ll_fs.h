@@ -22,6 +22,7 @@ class IFileSystem;
 class IFileSystemXAttr;
 struct fuse_dir_handle;
 struct fuse_file_handle;
+class fuse_metrics;
 
 struct fuse_ll_options {
     double entry_timeout = 1.0;   // seconds the kernel may cache names
@@ -52,6 +53,9 @@ public:
 
     size_t open_handles();  // files + directories not released yet
     size_t nodes() { return table_.size(); }
+    // Counts error replies and the bytes read and written into m (the session's), before
+    // the session starts; nullptr: none.
+    void set_metrics(fuse_metrics* m) { metrics_ = m; }
 
     struct handlers;  // the callbacks (fuse_ll_fs.cpp)
 
@@ -69,6 +73,7 @@ private:
     IFileSystemXAttr* xattr_;  // fs_ as such, or nullptr: xattrs are ENOSYS
     fuse_ll_options opt_;
     struct fuse_conn_info_opts* conn_;
+    fuse_metrics* metrics_ = nullptr;
     // Set by init (before the kernel sends other requests), read by every lane.
     std::atomic<bool> writeback_{false};  // writeback cache negotiated
     std::atomic<bool> splice_{false};     // FUSE_CAP_SPLICE_WRITE: splice reads of local files

@@ -25,6 +25,8 @@
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
+#include "fuse_metrics.h"
+
 namespace photon {
 namespace fs {
 namespace {
@@ -134,6 +136,8 @@ private:
     bool take_budget(lane& l, const fuse_in_header* in, size_t n, size_t* charge);
     void reply_error(uint64_t unique, int err);
     void process(char* req, size_t n);
+    // process(), timed for the metrics.
+    void serve(char* req, size_t n);
     void interrupt(const char* req, size_t n);
     int try_interrupt(uint64_t unique);
     void interrupt_later(uint64_t unique);
@@ -192,10 +196,17 @@ void server::process(char* req, size_t n) {
     gate_.unlock();
 }
 
+void server::serve(char* req, size_t n) {
+    if (!metrics::kCounting || !opt_.metrics) return process(req, n);
+    uint64_t t0 = __update_now();
+    process(req, n);
+    opt_.metrics->served(__update_now() - t0);
+}
+
 void* server::worker(void* arg) {
     char* block = (char*)arg;
     auto slot = *(request_slot*)block;
-    slot.srv->process(block + kReqOffset, slot.n);
+    slot.srv->serve(block + kReqOffset, slot.n);
     t_buffers.put(block, slot.cap);
     slot.l->account->release(slot.charge);  // the reply has been written
     {
@@ -267,6 +278,7 @@ size_t charge_of(const fuse_in_header* in, size_t n) {
 }
 
 void server::reply_error(uint64_t unique, int err) {
+    if (opt_.metrics) opt_.metrics->error(err);
     fuse_out_header out;
     out.len = sizeof(out);
     out.error = -err;
@@ -295,6 +307,7 @@ bool server::take_budget(lane& l, const fuse_in_header* in, size_t n, size_t* ch
 
 void server::dispatch(lane& l, char*& big, size_t n) {
     auto in = (const fuse_in_header*)(big + kReqOffset);
+    if (opt_.metrics) opt_.metrics->request(in->opcode);
     if (in->opcode == FUSE_INTERRUPT) interrupt(big + kReqOffset, n);
     if (runs_inline(in->opcode, opt_.serialize_writers)) return process(big + kReqOffset, n);
     size_t charge;
@@ -304,12 +317,12 @@ void server::dispatch(lane& l, char*& big, size_t n) {
     if (kReqOffset + n <= kSmallRequest) {  // most: copied out, the read buffer stays
         cap = kReqOffset + n;
         block = (char*)t_buffers.get(cap);
-        if (!block) return process(big + kReqOffset, n), l.account->release(charge);
+        if (!block) return serve(big + kReqOffset, n), l.account->release(charge);
         memcpy(block + kReqOffset, big + kReqOffset, n);
     } else {  // hand the read buffer over, read the next request into a fresh one
         cap = kLarge;
         char* fresh = (char*)t_buffers.get(cap);
-        if (!fresh) return process(big + kReqOffset, n), l.account->release(charge);
+        if (!fresh) return serve(big + kReqOffset, n), l.account->release(charge);
         block = big;
         big = fresh;
     }
@@ -330,7 +343,7 @@ void server::dispatch(lane& l, char*& big, size_t n) {
     }
     l.inflight--;  // no coroutine to be had (out of memory): serve it here
     if (cap == kLarge) l.large_inflight--;
-    process(block + kReqOffset, n);
+    serve(block + kReqOffset, n);
     t_buffers.put(block, cap);
     l.account->release(charge);
 }

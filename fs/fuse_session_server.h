@@ -20,6 +20,8 @@ namespace photon {
 class MemoryBudget;
 namespace fs {
 
+class fuse_metrics;
+
 struct fuse_server_options {
     int lanes = 1;                   // vCPUs serving; lanes past the first are new OS threads
     uint32_t max_inflight = 1024;    // requests in progress at once, per lane
@@ -29,6 +31,8 @@ struct fuse_server_options {
     // listings) are taken from it, an account per lane; nullptr: the
     // process-wide one.
     MemoryBudget* budget = nullptr;
+    // Counts the requests, their times and the server's own error replies; nullptr: none.
+    fuse_metrics* metrics = nullptr;
 };
 
 // Serves se until the session ends; call from a
