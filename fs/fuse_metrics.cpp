@@ -86,33 +86,25 @@ fuse_metrics::Error fuse_metrics::error_of(int err) {
 void fuse_metrics::collect(void* self, metrics::Exposition& out) {
     auto m = static_cast<fuse_metrics*>(self);
     using E = metrics::Exposition;
-    metrics::Label l[2] = {{"fuse", m->name_}, {"op", ""}};
-    out.family("photon_fuse_requests_total", "Requests read from /dev/fuse, by operation.",
-               E::COUNTER);
-    for (int o = 0; o < kOps; o++) {
-        l[1].value = kOpNames[o];
-        out.sample("photon_fuse_requests_total", m->requests_[o].load(), l, 2);
-    }
-    out.family("photon_fuse_errors_total",
-               "Replies with an errno, by errno (ENOENT is mostly lookups of absent names).",
-               E::COUNTER);
-    l[1].name = "errno";
-    for (int e = 0; e < kErrors; e++) {
-        l[1].value = kErrorNames[e];
-        out.sample("photon_fuse_errors_total", m->errors_[e].load(), l, 2);
-    }
-    out.family("photon_fuse_read_bytes_total",
-               "Bytes of read replies (a spliced read counts the bytes asked for).", E::COUNTER);
-    out.sample("photon_fuse_read_bytes_total", m->read_.load(), l, 1);
-    out.family("photon_fuse_written_bytes_total", "Bytes that writes wrote.", E::COUNTER);
-    out.sample("photon_fuse_written_bytes_total", m->written_.load(), l, 1);
-    out.family("photon_fuse_request_seconds",
-               "Time from a request's dispatch to the end of its handler (its reply sent); "
-               "what runs in the reader (INTERRUPT, INIT, DESTROY, most FORGETs) is not timed.",
-               E::HISTOGRAM);
-    metrics::Log2Histogram h;
-    m->served_us_.snapshot(&h);
-    out.histogram("photon_fuse_request_seconds", h, 1e-6, l, 1);
+    metrics::Label l{"fuse", m->name_};
+    uint64_t requests[kOps], errors[kErrors];
+    metrics::load_all(m->requests_, requests);
+    metrics::load_all(m->errors_, errors);
+    out.metric_by("photon_fuse_requests_total", "Requests read from /dev/fuse, by operation.",
+                  E::COUNTER, "op", kOpNames, requests, kOps, &l, 1);
+    out.metric_by("photon_fuse_errors_total",
+                  "Replies with an errno, by errno (ENOENT is mostly lookups of absent names).",
+                  E::COUNTER, "errno", kErrorNames, errors, kErrors, &l, 1);
+    out.metric("photon_fuse_read_bytes_total",
+               "Bytes of read replies (a spliced read counts the bytes asked for).", E::COUNTER,
+               m->read_.load(), &l, 1);
+    out.metric("photon_fuse_written_bytes_total", "Bytes that writes wrote.", E::COUNTER,
+               m->written_.load(), &l, 1);
+    out.histogram_metric("photon_fuse_request_seconds",
+                         "Time from a request's dispatch to the end of its handler (its reply "
+                         "sent); what runs in the reader (INTERRUPT, INIT, DESTROY, most "
+                         "FORGETs) is not timed.",
+                         m->served_us_, 1e-6, &l, 1);
 }
 
 }  // namespace fs
