@@ -4,7 +4,7 @@
 // the right to mount; skipped otherwise (the FuseMount fixture).
 #include <photon/common/metric-meter/prometheus.h>
 
-#include "../util/counting.h"
+#include "../util/metrics.h"
 #include "fuse_test_util.h"
 
 using namespace photon;
@@ -12,33 +12,12 @@ using namespace photon_test;
 
 namespace {
 
-// The value of the sample `line_prefix` ("name{labels} ") in a scrape, or -1.
-long long sample_value(const std::string& body, const std::string& line_prefix) {
-    size_t p = body.find("\n" + line_prefix);
-    if (p == std::string::npos) return -1;
-    return std::stoll(body.substr(p + 1 + line_prefix.size()));
-}
-
-std::string scrape() {
-    std::string body;
-    EXPECT_EQ(0, photon::metrics::render_prometheus(&body));
-    return body;
-}
-
-// The label of the session registered last: ours (collectors render in registration order).
-std::string last_session(const std::string& body) {
-    const std::string key = "photon_fuse_requests_total{fuse=\"";
-    size_t p = body.rfind(key);
-    if (p == std::string::npos) return "";
-    p += key.size();
-    return body.substr(p, body.find('"', p) - p);
-}
-
 TEST_F(FuseMount, MetricsCountOperationsBytesAndErrnoReplies) {
     PHOTON_TEST_SKIP_WITHOUT_COUNTING();
     ASSERT_EQ(0, ::mkdir(src("dir").c_str(), 0755));
     MOUNT({"-o", "direct_io,attr_timeout=0"});
-    const std::string l = "{fuse=\"" + last_session(scrape()) + "\"";
+    const std::string l =
+        "{fuse=\"" + last_label(scrape(), "photon_fuse_requests_total", "fuse") + "\"";
     auto value = [&](const std::string& body, const std::string& name, const std::string& more) {
         return sample_value(body, name + l + more + "} ");
     };

@@ -16,8 +16,8 @@
 
 #include "../fs/fs_test_util.h"
 #include "../thread/test_util.h"
-#include "../util/counting.h"
 #include "../util/engine_fixture.h"
+#include "../util/metrics.h"
 
 #ifdef PHOTON_HAVE_LIBAIO
 namespace photon {

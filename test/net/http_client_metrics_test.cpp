@@ -7,36 +7,14 @@
 #include <memory>
 #include <string>
 
-#include "http_server_test_util.h"
-#include "../util/counting.h"
+#include "../util/metrics.h"
 #include "../util/wait.h"
+#include "http_server_test_util.h"
 #include "net_test_util.h"
 
 using namespace photon_test;
 
 namespace {
-
-// The value of the sample `line_prefix` ("name{labels} ") in a scrape, or -1.
-long long sample_value(const std::string& body, const std::string& line_prefix) {
-    size_t p = body.find("\n" + line_prefix);
-    if (p == std::string::npos) return -1;
-    return std::stoll(body.substr(p + 1 + line_prefix.size()));
-}
-
-std::string scrape() {
-    std::string body;
-    EXPECT_EQ(0, photon::metrics::render_prometheus(&body));
-    return body;
-}
-
-// The label of the client registered last (collectors render in registration order).
-std::string last_client(const std::string& body) {
-    const std::string key = "photon_http_client_requests_total{client=\"";
-    size_t p = body.rfind(key);
-    if (p == std::string::npos) return "";
-    p += key.size();
-    return body.substr(p, body.find('"', p) - p);
-}
 
 int hello(void*, Request&, Response& resp, std::string_view) {
     (void)resp.set_result(200);
@@ -72,7 +50,8 @@ TEST_P(HttpClientMetrics, CountRequestsResponsesConnectionsAndTheBytesTheServerC
     for (int i = 0; i < 3; i++) ASSERT_EQ(200, get(client.get(), url("/ok")));
     for (int i = 0; i < 2; i++) ASSERT_EQ(404, get(client.get(), url("/missing")));
     std::string body = scrape();
-    const std::string l = "{client=\"" + last_client(body) + "\"";
+    const std::string l =
+        "{client=\"" + last_label(body, "photon_http_client_requests_total", "client") + "\"";
     EXPECT_EQ(5, sample_value(body, "photon_http_client_requests_total" + l + "} ")) << body;
     EXPECT_EQ(3, sample_value(body, "photon_http_client_responses_total" + l + ",code=\"2xx\"} "));
     EXPECT_EQ(2, sample_value(body, "photon_http_client_responses_total" + l + ",code=\"4xx\"} "));
@@ -111,7 +90,8 @@ TEST_P(HttpClientMetrics, CountHttp2StreamsAndBytesOnBothSides) {
     client->http_version(HttpVersion::Http2);
     for (int i = 0; i < 3; i++) ASSERT_EQ(200, get(client.get(), url("/ok")));
     std::string body = scrape();
-    const std::string l = "{client=\"" + last_client(body) + "\"";
+    const std::string l =
+        "{client=\"" + last_label(body, "photon_http_client_requests_total", "client") + "\"";
     EXPECT_EQ(3, sample_value(body, "photon_http_client_requests_total" + l + "} ")) << body;
     EXPECT_EQ(3, sample_value(body, "photon_http_client_responses_total" + l + ",code=\"2xx\"} "));
     EXPECT_EQ(1, sample_value(body, "photon_http_client_connections_total" + l + ",how=\"new\"} "));
@@ -158,7 +138,8 @@ TEST_P(HttpClientMetrics, CountFailedCallsByKind) {
     EXPECT_EQ(EPROTO, errno);
 
     std::string body = scrape();
-    const std::string l = "{client=\"" + last_client(body) + "\"";
+    const std::string l =
+        "{client=\"" + last_label(body, "photon_http_client_requests_total", "client") + "\"";
     auto errors = [&](const char* kind) {
         return sample_value(body,
                             "photon_http_client_errors_total" + l + ",kind=\"" + kind + "\"} ");

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "../util/counting.h"
+#include "../util/metrics.h"
 #include "http_server_test_util.h"
 
 using namespace photon_test;
@@ -114,13 +114,6 @@ TEST_P(HttpMetrics, ServesTheRegistryInTheTextFormat) {
     EXPECT_EQ(0, photon::metrics::unregister_collector(id));
     ASSERT_EQ(200, c.request("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &body));
     EXPECT_EQ(std::string::npos, body.find("app_hits_total")) << body;
-}
-
-// The value of the sample `line_prefix` ("name{labels} ") in a scrape, or -1.
-long long sample_value(const std::string& body, const std::string& line_prefix) {
-    size_t p = body.find("\n" + line_prefix);
-    if (p == std::string::npos) return -1;
-    return std::stoll(body.substr(p + 1 + line_prefix.size()));
 }
 
 int failing_handler(void*, Request&, Response&, std::string_view) {

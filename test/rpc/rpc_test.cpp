@@ -22,7 +22,7 @@
 #include "../net/net_test_util.h"
 #include "../net/tls_test_util.h"
 #include "../thread/test_util.h"
-#include "../util/counting.h"
+#include "../util/metrics.h"
 #include "../util/temp_dir.h"
 #include "rpc_messages.h"
 
@@ -362,14 +362,6 @@ TEST_P(Rpc, BadFramesCloseOnlyTheirConnection) {
     EXPECT_EQ("unharmed", out);
 }
 
-// The value of the sample `prefix` ("name{labels} ") in a scrape of the registry, or -1.
-long long scraped(const std::string& prefix) {
-    std::string text;
-    if (photon::metrics::render_prometheus(&text) < 0) return -1;
-    size_t p = text.find("\n" + prefix);
-    return p == std::string::npos ? -1 : std::stoll(text.substr(p + 1 + prefix.size()));
-}
-
 TEST_P(Rpc, MetricsCountRequestsBytesAndErrorsByKind) {
     PHOTON_TEST_SKIP_WITHOUT_COUNTING();
     sk->set_metrics_name("under-test");
@@ -399,16 +391,19 @@ TEST_P(Rpc, MetricsCountRequestsBytesAndErrorsByKind) {
         EXPECT_TRUE(server_closes_after(r.get(), &h, sizeof(h)));
     }
     const std::string l = "{skeleton=\"under-test\"";
-    EXPECT_EQ(34, scraped("photon_rpc_server_requests_total" + l + "} "));
-    EXPECT_EQ(2, scraped("photon_rpc_server_connections_total" + l + "} "));
-    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total" + l + ",kind=\"no_function\"} "));
-    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total" + l + ",kind=\"handler_failed\"} "));
-    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total" + l + ",kind=\"bad_frame\"} "));
-    EXPECT_EQ(0, scraped("photon_rpc_server_errors_total" + l + ",kind=\"no_memory\"} "));
-    EXPECT_GT(scraped("photon_rpc_server_received_bytes_total" + l + "} "), 32 * 5);
-    EXPECT_GT(scraped("photon_rpc_server_sent_bytes_total" + l + "} "), 32 * 5);
-    EXPECT_GE(scraped("photon_rpc_server_handler_seconds_count" + l + "} "), 1);  // 1 in 16
-    EXPECT_GE(scraped("photon_rpc_server_connections" + l + "} "), 1);            // the stub's
+    auto scraped = [&](const std::string& name, const std::string& more) {
+        return photon_test::sample_value(photon_test::scrape(), name + l + more + "} ");
+    };
+    EXPECT_EQ(34, scraped("photon_rpc_server_requests_total", ""));
+    EXPECT_EQ(2, scraped("photon_rpc_server_connections_total", ""));
+    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total", ",kind=\"no_function\""));
+    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total", ",kind=\"handler_failed\""));
+    EXPECT_EQ(1, scraped("photon_rpc_server_errors_total", ",kind=\"bad_frame\""));
+    EXPECT_EQ(0, scraped("photon_rpc_server_errors_total", ",kind=\"no_memory\""));
+    EXPECT_GT(scraped("photon_rpc_server_received_bytes_total", ""), 32 * 5);
+    EXPECT_GT(scraped("photon_rpc_server_sent_bytes_total", ""), 32 * 5);
+    EXPECT_GE(scraped("photon_rpc_server_handler_seconds_count", ""), 1);  // 1 in 16
+    EXPECT_GE(scraped("photon_rpc_server_connections", ""), 1);            // the stub's
 }
 
 TEST_P(Rpc, StalledFrameIsCutByTheFrameTimeout) {

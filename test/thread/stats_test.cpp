@@ -19,7 +19,7 @@
 
 #include <unistd.h>
 
-#include "../util/counting.h"
+#include "../util/metrics.h"
 #include "test_util.h"
 
 using namespace photon;
@@ -311,12 +311,6 @@ TEST_F(VcpuStatsTest, TheRegistryExposesEachVcpu) {
     EXPECT_NE(std::string::npos, out.find("photon_stack_cache_hits_total ")) << out;
 }
 
-// A sample's value in a scrape, or -1.
-double value_of(const std::string& out, const std::string& series) {
-    size_t at = out.find("\n" + series + " ");
-    return at == std::string::npos ? -1 : atof(out.c_str() + at + series.size() + 2);
-}
-
 TEST_F(VcpuStatsTest, TheStacksInUseAndTheirSlabsAreExposed) {
     std::atomic<bool> stop{false};
     std::vector<join_handle*> hs;
@@ -329,11 +323,13 @@ TEST_F(VcpuStatsTest, TheStacksInUseAndTheirSlabsAreExposed) {
     stop = true;
     for (auto h : hs) thread_join(h);
     // Ten default (8 MiB) stacks are out of the slabs, and the slabs hold them.
-    EXPECT_GE(value_of(out, "photon_stack_live_bytes"), 10.0 * 8 * 1024 * 1024 * 0.9) << out;
-    EXPECT_GE(value_of(out, "photon_stack_slab_mapped_bytes"),
-              value_of(out, "photon_stack_live_bytes"));
-    EXPECT_GE(value_of(out, "photon_stack_slab_maps_total"), 1);
-    EXPECT_GE(value_of(out, "photon_stack_slab_cold_bytes"), 0);
+    EXPECT_GE(photon_test::sample_value(out, "photon_stack_live_bytes "),
+              10.0 * 8 * 1024 * 1024 * 0.9)
+        << out;
+    EXPECT_GE(photon_test::sample_value(out, "photon_stack_slab_mapped_bytes "),
+              photon_test::sample_value(out, "photon_stack_live_bytes "));
+    EXPECT_GE(photon_test::sample_value(out, "photon_stack_slab_maps_total "), 1);
+    EXPECT_GE(photon_test::sample_value(out, "photon_stack_slab_cold_bytes "), 0);
 }
 
 }  // namespace
