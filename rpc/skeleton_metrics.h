@@ -27,9 +27,6 @@ public:
         HANDLER_FAILED,  // the function failed without replying: answered its errno
         kErrors
     };
-    // One request in this many has its handler timed (two clock reads each).
-    static constexpr uint32_t kTimeOneIn = 16;
-
     SkeletonMetrics();
     ~SkeletonMetrics();
     SkeletonMetrics(const SkeletonMetrics&) = delete;
@@ -50,11 +47,6 @@ public:
     }
     void reply(uint64_t bytes) { add(bytes_out_, bytes); }
     void error(Error e) { add(errors_[e], 1); }
-    // Whether to time this request: one in kTimeOneIn, none without counting.
-    static bool time_this() {
-        static thread_local uint32_t t_seq = 0;
-        return metrics::kCounting && ++t_seq % kTimeOneIn == 0;
-    }
     void handler_time(uint64_t us) {
         if (metrics::kCounting) handler_us_.put_shared(us);
     }

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -154,18 +153,10 @@ int HTTPServerImpl::route(Request& req, Response& resp) {
 }
 
 int HTTPServerImpl::dispatch(Request& req, Response& resp) {
-    if (!metrics::kCounting) return route(req, resp);  // no clock reads either
-    // The handler is timed for one request in 16 of each OS thread: two clock reads and a
-    // shared histogram cost 0.5% of a small request (doc/performance.md).
-    static thread_local uint32_t tick = 0;
-    bool timed = (++tick & 15) == 0;
-    std::chrono::steady_clock::time_point t0;
-    if (timed) t0 = std::chrono::steady_clock::now();
+    static thread_local uint32_t t_seq = 0;
+    metrics::SampledTimer timer(t_seq);
     int r = route(req, resp);
-    if (timed)
-        metrics_.handler_time((uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(
-                                  std::chrono::steady_clock::now() - t0)
-                                  .count());
+    if (timer.sampled()) metrics_.handler_time(timer.elapsed_us());
     metrics_.request(r < 0 ? 500 : resp.status_code());
     if (r < 0) metrics_.error(ServerMetrics::HANDLER_FAILED);
     return r;
