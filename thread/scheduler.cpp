@@ -337,9 +337,7 @@ int thread_yield_to(thread* th) {
         errno = EINVAL;
         return -1;
     }
-    v->rq.erase(th);
-    self->insert_after(th);
-    bump(v->rq.n);  // back in, behind self
+    v->rq.move_after(self, th);
     v->rq.node = th;
     switch_to(v, self, th);
     return 0;

@@ -16,11 +16,11 @@
 #include <cstdint>
 
 #include <photon/common/list.h>
-#include "../common/metric-meter/counting.h"
 #include <photon/common/metric-meter/prometheus.h>
 #include <photon/thread/detail/idle-wait.h>
 #include <photon/thread/thread.h>
 
+#include "../common/metric-meter/counting.h"
 #include "sleep_queue.h"
 #include "stack_pool.h"
 #include "thread_control.h"
@@ -60,7 +60,7 @@ inline void put(metrics::Log2Histogram& h, uint64_t x) {
 }
 
 // The run queue, with its length for the metrics (the running coroutine is its front, so it
-// counts). Every element goes in by push_back and out by erase.
+// counts). Every element goes in by push_back and out by erase; move_after reorders.
 struct run_queue : intrusive_list<thread> {
     uint64_t n = 0;
     void push_back(thread* th) {
@@ -75,6 +75,11 @@ struct run_queue : intrusive_list<thread> {
     // th may be out of the queue already (lone, and not its front).
     void erase_if_queued(thread* th) {
         if (th == node || !th->single()) erase(th);
+    }
+    // Moves th, in the queue, to just behind pos, in the queue too: the count stays.
+    void move_after(thread* pos, thread* th) {
+        intrusive_list::erase(th);
+        pos->insert_after(th);
     }
 };
 
