@@ -99,12 +99,10 @@ def rate(now, before, name, labels, dt):
     return (now.get((name, labels), 0.0) - before.get((name, labels), 0.0)) / dt
 
 
-def io_rate(now, before, vid, dt):
-    """Completions per second of all of vCPU vid's I/O engines."""
-    def total(samples):
-        return sum(v for labels, v in series(samples, 'photon_vcpu_io_completions_total').items()
-                   if dict(labels).get('vcpu') == vid)
-    return (total(now) - total(before)) / dt
+def rate_of_all(now, before, name, label, value, dt):
+    """The rate of the sum of the series of `name` whose `label` is `value` (all its kinds)."""
+    return sum(rate(now, before, name, labels, dt) for labels in series(now, name)
+               if dict(labels).get(label) == value)
 
 
 def vcpu_table(now, before, dt):
@@ -124,7 +122,8 @@ def vcpu_table(now, before, dt):
             r('photon_vcpu_switches_total'),
             r('photon_vcpu_coroutines_created_total'), r('photon_vcpu_timer_wakeups_total'),
             r('photon_vcpu_cross_wakeups_total'), r('photon_vcpu_engine_polls_total'),
-            io_rate(now, before, vid, dt), min(100.0, 100.0 * idle_s / dt), fmt_seconds(quantile(rqd, 0.5)),
+            rate_of_all(now, before, 'photon_vcpu_io_completions_total', 'vcpu', vid, dt),
+            min(100.0, 100.0 * idle_s / dt), fmt_seconds(quantile(rqd, 0.5)),
             fmt_seconds(quantile(rqd, 0.99)), fmt_seconds(quantile(eng, 0.99))))
     return lines
 
@@ -141,9 +140,7 @@ def http_table(now, before, dt):
             return rate(now, before, 'photon_http_server_requests_total',
                         frozenset(dict(d, code=code).items()), dt)
         total = sum(per_code(c) for c in ('other', '1xx', '2xx', '3xx', '4xx', '5xx'))
-        errs = sum(rate(now, before, 'photon_http_server_errors_total', labels, dt)
-                   for labels in series(now, 'photon_http_server_errors_total')
-                   if dict(labels).get('server') == name)
+        errs = rate_of_all(now, before, 'photon_http_server_errors_total', 'server', name, dt)
         hdl = histogram_delta(now, before, 'photon_http_server_handler_seconds', 'server', name)
         lines.append('%-16s %6d %9.0f %8.0f %8.0f %8.0f %8.0f %9s %9s' % (
             name[:16], conns, total, per_code('2xx'), per_code('4xx'), per_code('5xx'), errs,
@@ -160,9 +157,7 @@ def http_client_table(now, before, dt):
               'out KiB/s', 'head p50', 'head p99')]
     for name, (d, _) in sorted(clients.items()):
         r = lambda n, **more: rate(now, before, n, frozenset(dict(d, **more).items()), dt)
-        errs = sum(rate(now, before, 'photon_http_client_errors_total', l, dt)
-                   for l in series(now, 'photon_http_client_errors_total')
-                   if dict(l).get('client') == name)
+        errs = rate_of_all(now, before, 'photon_http_client_errors_total', 'client', name, dt)
         head = histogram_delta(now, before, 'photon_http_client_request_seconds', 'client', name)
         lines.append('%-16s %9.0f %8.0f %8.0f %8.0f %9.0f %10.1f %10.1f %9s %9s' % (
             name[:16], r('photon_http_client_requests_total'),
@@ -185,9 +180,7 @@ def rpc_table(now, before, dt):
     for name, (d, conns) in sorted(skeletons.items()):
         labels = frozenset(d.items())
         r = lambda n: rate(now, before, n, labels, dt)
-        errs = sum(rate(now, before, 'photon_rpc_server_errors_total', l, dt)
-                   for l in series(now, 'photon_rpc_server_errors_total')
-                   if dict(l).get('skeleton') == name)
+        errs = rate_of_all(now, before, 'photon_rpc_server_errors_total', 'skeleton', name, dt)
         hdl = histogram_delta(now, before, 'photon_rpc_server_handler_seconds', 'skeleton', name)
         lines.append('%-16s %6d %9.0f %10.1f %10.1f %8.0f %9s %9s' % (
             name[:16], conns, r('photon_rpc_server_requests_total'),
