@@ -38,6 +38,7 @@
 
 #include "../util/engine_fixture.h"
 #include "../util/fd_count.h"
+#include "../util/hang_watch.h"
 #include "../util/wait.h"
 
 using namespace photon;
@@ -112,6 +113,9 @@ struct Errnos {
 
 constexpr uint64_t kIoTimeoutUs = 10 * 1000 * 1000;  // a hang, not a slow call
 constexpr auto kCaseTime = std::chrono::seconds(6);
+
+// A case runs about kCaseTime plus a few I/O timeouts at worst.
+static photon_test::HangWatch hang_watch(120);
 
 // ---- echo over TCP ------------------------------------------------------------
 
@@ -204,6 +208,7 @@ TEST_P(EchoUnderFaults, BytesArriveIntactOrTheConnectionFailsCleanly) {
     ASSERT_EQ(0, server->start_loop(false));
     EndPoint ep = server->getsockname();
     std::unique_ptr<ISocketClient> client(new_client());
+    client->timeout(kIoTimeoutUs);  // bounds each connect
 
     // A round without faults: the engine's own fds (a sidecar ring) exist
     // from here on, so the baseline is taken after it.
