@@ -130,7 +130,7 @@ private:
     InputBuffer in_;
     Request req_;
     StreamResponse resp_;
-    std::vector<HeaderField> fields_;  // the response head's, reused
+    std::vector<HeaderField> fields_;  // the trailers', reused
     std::string cookie_;
     bool ended_ = false;  // the head ended the stream (no body)
 };
@@ -138,10 +138,11 @@ private:
 int Exchange::load_request() {
     std::string_view method, path, authority;
     for (auto& f : s_->request()) {
-        if (f.name[0] != ':') break;  // pseudo-fields come first (checked)
-        if (f.name == ":method") method = f.value;
-        if (f.name == ":path") path = f.value;
-        if (f.name == ":authority") authority = f.value;
+        std::string_view name = f.name;
+        if (name[0] != ':') break;  // pseudo-fields come first (checked)
+        if (name == ":method") method = f.value;
+        if (name == ":path") path = f.value;
+        if (name == ":authority") authority = f.value;
     }
     req_.verb(string_to_verb(method));
     if (req_.verb() == Verb::UNKNOWN) return 501;
@@ -152,9 +153,10 @@ int Exchange::load_request() {
     if (!authority.empty() && h.append_valid("Host", authority) < 0) return 431;
     cookie_.clear();
     for (auto& f : s_->request()) {
-        if (f.name[0] == ':') continue;
-        if (f.name == "host" && !authority.empty()) continue;
-        if (f.name == "cookie") {
+        std::string_view name = f.name;
+        if (name[0] == ':') continue;
+        if (name == "host" && !authority.empty()) continue;
+        if (name == "cookie") {
             cookie_.append(cookie_.empty() ? "" : "; ").append(f.value);
             continue;
         }
@@ -176,16 +178,31 @@ int Exchange::load_request() {
     return 0;
 }
 
+// A response head as the encoder takes it: :status, then the handler's
+// fields as they are (pseudo-fields dropped), with nothing copied first.
+class HeadFields final : public http2::FieldList {
+public:
+    explicit HeadFields(const Response& r) : r_(r) {}
+    void each(Put put, void* ctx) const override {
+        char digits[8], *p = digits + sizeof(digits);
+        unsigned v = r_.status_code();
+        do *--p = (char)('0' + v % 10);
+        while (v /= 10);
+        put(ctx, ":status", std::string_view(p, (size_t)(digits + sizeof(digits) - p)), false);
+        for (auto f : r_.headers)
+            if (!f.first.empty() && f.first[0] != ':') put(ctx, f.first, f.second, false);
+    }
+
+private:
+    const Response& r_;
+};
+
 int Exchange::send_head(Message& m) {
     auto& r = static_cast<Response&>(m);
-    fields_.resize(1);
-    fields_[0].name.assign(":status");
-    fields_[0].value.assign(std::to_string(r.status_code()));
-    append_h2_fields(r.headers, &fields_);
     bool no_body = !resp_.may_have_body() ||
                    (r.headers.has("Content-Length") && r.headers.content_length() == 0);
     ended_ = no_body;
-    return s_->respond(fields_, no_body);
+    return s_->respond(HeadFields(r), no_body);
 }
 
 int Exchange::send_trailers(Message&, const Headers& trailers) {

@@ -180,7 +180,7 @@ ClientStream* ClientConnection::request(const std::vector<HeaderField>& fields, 
     c->next_id += 2;
     auto s = new ClientStreamImpl(c, id);
     c->streams[id] = s;
-    if (s->write_head_locked(fields, end_stream) < 0) {
+    if (s->write_head_locked(VectorFields(fields), end_stream) < 0) {
         c->end_all();
         c->close_stream(s, true);
         c->reaped.push_back(s);

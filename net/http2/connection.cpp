@@ -109,21 +109,36 @@ ssize_t StreamCore::read_body(void* buf, size_t n, uint64_t timeout) {
     return (ssize_t)done;
 }
 
-int StreamCore::send_head(const std::vector<HeaderField>& fields, bool end_stream) {
+int StreamCore::send_head(const FieldList& fields, bool end_stream) {
     if (gone()) return errno = ECONNRESET, -1;
     if (end_local) return errno = EPIPE, -1;
     SCOPED_LOCK(c->wlock);  // HPACK state follows the order on the wire
     return write_head_locked(fields, end_stream);
 }
 
-int StreamCore::write_head_locked(const std::vector<HeaderField>& fields, bool end_stream) {
+namespace {
+
+// A FieldList's fields into a header block.
+struct BlockWriter {
+    HpackEncoder* enc;
+    std::string* block;
+
+    static void put(void* ctx, std::string_view name, std::string_view value, bool never) {
+        auto* w = (BlockWriter*)ctx;
+        w->enc->put(name, value, w->block, never);
+    }
+};
+
+}  // namespace
+
+int StreamCore::write_head_locked(const FieldList& fields, bool end_stream) {
     if (c->room(kStreamLimit) < 0) return -1;
     c->fill_outbox();
     auto& block = c->hblock_;
     block.clear();
     c->enc.begin_block(&block);
-    for (auto& f : fields)
-        if (!connection_specific(f.name)) c->enc.add(f.name, f.value, &block, f.never_index);
+    BlockWriter w{&c->enc, &block};
+    fields.each(&BlockWriter::put, &w);
     write_headers(id_, block, end_stream, c->peer_max_frame, &c->out_);
     c->last_data_at_ = SIZE_MAX;
     c->queued();
@@ -301,10 +316,15 @@ void Connection::write_out() {
 }
 
 void Connection::fill_outbox() {
+    if (!out_.empty() || out_.capacity() >= 4096) return;
     auto& spare = t_spare_buffers;
-    if (out_.empty() && out_.capacity() < 4096 && !spare.empty()) {
+    if (!spare.empty()) {
         out_.swap(spare.back());
         spare.pop_back();
+    } else {
+        // Room for what the streams queue before they wait (and a frame):
+        // growing by doubling would copy a full outbox about once more.
+        out_.reserve(kStreamLimit + 16 * 1024 + 64);
     }
 }
 

@@ -71,9 +71,12 @@ struct StreamCore {
     // Body bytes in: up to n, 0 at the end, -1 (ETIMEDOUT, ECONNRESET).
     ssize_t read_body(void* buf, size_t n, uint64_t timeout);
     // A header block (fields in order; connection-specific ones dropped).
-    int send_head(const std::vector<HeaderField>& fields, bool end_stream);
+    int send_head(const std::vector<HeaderField>& fields, bool end_stream) {
+        return send_head(VectorFields(fields), end_stream);
+    }
+    int send_head(const FieldList& fields, bool end_stream);
     // The same with the connection's write lock held by the caller.
-    int write_head_locked(const std::vector<HeaderField>& fields, bool end_stream);
+    int write_head_locked(const FieldList& fields, bool end_stream);
     // Body bytes out, as the windows allow: n or -1. The bytes are queued
     // (copied), not yet written, when it returns.
     ssize_t write_body(const void* buf, size_t n, uint64_t timeout);

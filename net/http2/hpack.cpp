@@ -1,9 +1,10 @@
 #include "hpack.h"
 
 #include <algorithm>
-#include <functional>
+#include <cstring>
 
 #include "huffman.h"
+#include "request_check.h"
 
 namespace photon {
 namespace net {
@@ -81,25 +82,123 @@ constexpr size_t kStaticCount = sizeof(kStatic) / sizeof(kStatic[0]);
 static_assert(kStaticCount == 61, "RFC 7541 Appendix A has 61 entries");
 
 // Hashes of a name and of a name and value, for the encoder's lookups (one
-// hash of the bytes per field sent, no key built).
-uint64_t name_hash(std::string_view name) { return std::hash<std::string_view>()(name); }
+// hash of the bytes per field sent, no key built). Header strings are short:
+// a word at a time costs a fraction of std::hash's per field.
+uint64_t mix(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+uint64_t load(const char* p, size_t n) {
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    return w;
+}
+
+// The tail is read as overlapping loads rather than byte by byte.
+uint64_t name_hash(std::string_view name) {
+    const char* p = name.data();
+    size_t n = name.size();
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    if (n > 8) {
+        for (; n > 8; p += 8, n -= 8) {
+            h = (h ^ load(p, 8)) * 0xc4ceb9fe1a85ec53ull;
+            h ^= h >> 29;
+        }
+        w = load(p + n - 8, 8);
+    } else if (n >= 4) {
+        w = load(p, 4) | load(p + n - 4, 4) << 32;
+    } else {
+        w = n ? (uint64_t)(uint8_t)p[0] | (uint64_t)(uint8_t)p[n / 2] << 8 |
+                    (uint64_t)(uint8_t)p[n - 1] << 16
+              : 0;
+    }
+    return mix(h ^ w);
+}
 
 uint64_t field_hash(uint64_t name_h, std::string_view value) {
-    uint64_t v = std::hash<std::string_view>()(value);
-    return name_h ^ (v + 0x9e3779b97f4a7c15ull + (name_h << 6) + (name_h >> 2));
+    return mix(name_h * 31 + name_hash(value));
+}
+
+// Fields whose values differ from message to message: indexing them would
+// only churn the table.
+bool changes_per_message(std::string_view name) {
+    static const std::string_view kNames[] = {
+        ":path",
+        "content-length",
+        "content-range",
+        "etag",
+        "if-none-match",
+        "if-modified-since",
+        "if-unmodified-since",
+        "last-modified",
+        "age",
+        "if-range",
+        "range",
+    };
+    for (auto n : kNames)
+        if (n == name) return true;
+    return false;
 }
 
 // The static table's indices by name and value and by name (the first), by
-// hash; lookups compare the entry.
-struct StaticIndex {
-    std::unordered_map<uint64_t, size_t> by_field, by_name;
+// hash, in open-addressed tables; lookups compare the entry. Every name that
+// is sensitive or changes per message is in the static table, so the name's
+// lookup also says which it is.
+class StaticIndex {
+public:
+    enum : uint8_t { kPerMessage = 1, kCredential = 2, kCookie = 4 };
+    struct Name {
+        size_t index = 0;  // 1-based; 0: not a static name
+        uint8_t kind = 0;
+    };
+
     StaticIndex() {
         for (size_t i = 0; i < kStaticCount; i++) {
-            uint64_t h = name_hash(kStatic[i].name);
-            by_field.emplace(field_hash(h, kStatic[i].value), i + 1);
-            by_name.emplace(h, i + 1);
+            auto& e = kStatic[i];
+            uint64_t h = name_hash(e.name);
+            put(by_field_, field_hash(h, e.value), i + 1);
+            if (find(by_name_, h, e.name)) continue;
+            put(by_name_, h, i + 1);
+            kind_[i + 1] =
+                (changes_per_message(e.name) ? kPerMessage : 0) |
+                (e.name == "authorization" || e.name == "proxy-authorization" ? kCredential : 0) |
+                (e.name == "cookie" ? kCookie : 0);
         }
     }
+    size_t field(uint64_t h, std::string_view name, std::string_view value) const {
+        size_t i = find(by_field_, h, name);
+        return i && kStatic[i - 1].value == value ? i : 0;
+    }
+    Name name(uint64_t h, std::string_view name) const {
+        Name n;
+        n.index = find(by_name_, h, name);
+        n.kind = kind_[n.index];
+        return n;
+    }
+
+private:
+    static constexpr size_t kSlots = 256;  // a power of 2, well over 2 x 61
+    struct Slot {
+        uint64_t h;
+        uint8_t index;  // 0: empty
+    };
+    static void put(Slot* t, uint64_t h, size_t index) {
+        size_t i = h & (kSlots - 1);
+        while (t[i].index) i = (i + 1) & (kSlots - 1);
+        t[i] = {h, (uint8_t)index};
+    }
+    // The first entry of that hash whose name matches; 0: none.
+    static size_t find(const Slot* t, uint64_t h, std::string_view name) {
+        for (size_t i = h & (kSlots - 1); t[i].index; i = (i + 1) & (kSlots - 1))
+            if (t[i].h == h && kStatic[t[i].index - 1].name == name) return t[i].index;
+        return 0;
+    }
+
+    Slot by_field_[kSlots] = {};
+    Slot by_name_[kSlots] = {};
+    uint8_t kind_[kStaticCount + 1] = {};
 };
 
 const StaticIndex& static_index() {
@@ -143,33 +242,6 @@ bool read_string(const uint8_t*& p, const uint8_t* end, std::string* s) {
     }
     p += n;
     return true;
-}
-
-// Fields whose values differ from message to message: indexing them would
-// only churn the table.
-bool changes_per_message(std::string_view name) {
-    static const std::string_view kNames[] = {
-        ":path",
-        "content-length",
-        "content-range",
-        "etag",
-        "if-none-match",
-        "if-modified-since",
-        "if-unmodified-since",
-        "last-modified",
-        "age",
-        "if-range",
-        "range",
-    };
-    for (auto n : kNames)
-        if (n == name) return true;
-    return false;
-}
-
-// RFC 7541 7.1.3: credentials, and cookies short enough to be guessed.
-bool sensitive(std::string_view name, std::string_view value) {
-    return name == "authorization" || name == "proxy-authorization" ||
-           (name == "cookie" && value.size() < 20);
 }
 
 }  // namespace
@@ -272,6 +344,7 @@ int HpackDecoder::decode(const uint8_t* p, size_t n, Sink sink, void* ctx) {
 }
 
 int HpackDecoder::decode(const uint8_t* p, size_t n, std::vector<HeaderField>* out) {
+    if (out->capacity() == 0) out->reserve(16);  // a request's fields, without regrowth
     return decode(
         p, n,
         [](void* ctx, std::string_view name, std::string_view value, bool never) {
@@ -289,10 +362,12 @@ void HpackEncoder::set_peer_max_table_size(size_t n) {
     min_pending_ = pending_ ? std::min(min_pending_, size) : size;
     pending_ = true;
     table_.set_max_size(size);  // the peer applies it with the block's update
+    epoch_++;
     prune();
 }
 
 void HpackEncoder::begin_block(std::string* out) {
+    next_ = 0;
     if (!pending_) return;
     // 4.2: the smallest size reached since the last block, then the last.
     if (min_pending_ < table_.max_size()) write_int(min_pending_, 5, 0x20, out);
@@ -317,15 +392,7 @@ void HpackEncoder::write_string(std::string_view s, std::string* out) {
     }
 }
 
-size_t HpackEncoder::find(std::string_view name, uint64_t name_h, std::string_view value,
-                          bool dynamic) {
-    uint64_t h = field_hash(name_h, value);
-    auto& st = static_index().by_field;
-    auto s = st.find(h);
-    if (s != st.end() && kStatic[s->second - 1].name == name &&
-        kStatic[s->second - 1].value == value)
-        return s->second;
-    if (!dynamic) return 0;
+size_t HpackEncoder::find(std::string_view name, uint64_t h, std::string_view value) {
     auto d = by_field_.find(h);
     if (d == by_field_.end()) return 0;
     uint64_t newest = table_.added() - 1;
@@ -339,9 +406,6 @@ size_t HpackEncoder::find(std::string_view name, uint64_t name_h, std::string_vi
 }
 
 size_t HpackEncoder::find_name(std::string_view name, uint64_t name_h) {
-    auto& st = static_index().by_name;
-    auto s = st.find(name_h);
-    if (s != st.end() && kStatic[s->second - 1].name == name) return s->second;
     auto d = by_name_.find(name_h);
     if (d == by_name_.end()) return 0;
     uint64_t newest = table_.added() - 1;
@@ -356,6 +420,7 @@ size_t HpackEncoder::find_name(std::string_view name, uint64_t name_h) {
 
 void HpackEncoder::remember(std::string_view name, uint64_t name_h, std::string_view value) {
     table_.add(name, value);  // (kept: only entries within the table are added)
+    epoch_++;
     uint64_t seq = table_.added() - 1;
     by_field_[field_hash(name_h, value)] = seq;
     by_name_[name_h] = seq;
@@ -372,13 +437,28 @@ void HpackEncoder::prune() {
 
 void HpackEncoder::add(std::string_view name, std::string_view value, std::string* out,
                        bool never_index) {
-    bool secret = never_index || sensitive(name, value);
-    bool per_message = changes_per_message(name);  // never in our dynamic table
+    (void)code(name, value, out, never_index);
+}
+
+HpackEncoder::Coded HpackEncoder::code(std::string_view name, std::string_view value,
+                                       std::string* out, bool never_index) {
     uint64_t name_h = name_hash(name);
+    auto st = static_index().name(name_h, name);
+    bool secret = never_index || (st.kind & StaticIndex::kCredential) ||
+                  ((st.kind & StaticIndex::kCookie) && value.size() < 20);
+    bool per_message = st.kind & StaticIndex::kPerMessage;  // never in our dynamic table
     if (!secret) {
-        if (size_t i = find(name, name_h, value, !per_message)) return write_int(i, 7, 0x80, out);
+        uint64_t field_h = field_hash(name_h, value);
+        if (size_t i = st.index ? static_index().field(field_h, name, value) : 0) {
+            write_int(i, 7, 0x80, out);
+            return Coded::kAlways;
+        }
+        if (size_t i = per_message ? 0 : find(name, field_h, value)) {
+            write_int(i, 7, 0x80, out);
+            return Coded::kWhileTableStays;
+        }
     }
-    size_t name_index = find_name(name, name_h);
+    size_t name_index = st.index ? st.index : find_name(name, name_h);
     bool indexing = !secret && !per_message &&
                     DynamicTable::entry_size(name, value) <= table_.max_size() / 4 * 3;
     if (indexing) {
@@ -388,7 +468,44 @@ void HpackEncoder::add(std::string_view name, std::string_view value, std::strin
     }
     if (!name_index) write_string(name, out);
     write_string(value, out);
-    if (indexing) remember(name, name_h, value);
+    if (indexing) {
+        remember(name, name_h, value);
+        return Coded::kOnce;  // indexed from now on
+    }
+    if (secret) return Coded::kOnce;  // (not kept)
+    return name_index > kStaticCount ? Coded::kWhileTableStays : Coded::kAlways;
+}
+
+void HpackEncoder::put(std::string_view name, std::string_view value, std::string* out,
+                       bool never_index) {
+    Recent* m = next_ < kRecent ? &recent_[next_++] : nullptr;
+    if (m && !never_index && (m->epoch == kForever || m->epoch == epoch_) && m->name == name &&
+        m->value == value)
+        return (void)out->append(m->coded);
+    char small[64];
+    std::string large;
+    char* low = small;
+    if (name.size() > sizeof(small)) {
+        large.resize(name.size());
+        low = &large[0];
+    }
+    for (size_t i = 0; i < name.size(); i++) {
+        char ch = name[i];
+        low[i] = ch >= 'A' && ch <= 'Z' ? (char)(ch | 0x20) : ch;
+    }
+    std::string_view lowered(low, name.size());
+    size_t at = out->size();
+    Coded how = connection_specific(lowered) ? Coded::kAlways  // dropped, always
+                                             : code(lowered, value, out, never_index);
+    if (!m || how == Coded::kOnce || never_index) return;
+    m->epoch = how == Coded::kAlways ? kForever : epoch_;
+    m->name.assign(name.data(), name.size());
+    m->value.assign(value.data(), value.size());
+    m->coded.assign(out->data() + at, out->size() - at);
+}
+
+void HpackEncoder::forget_recent() {
+    for (auto& m : recent_) m.epoch = 0;
 }
 
 }  // namespace http2

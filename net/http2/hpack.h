@@ -34,6 +34,31 @@ struct HeaderField {
     bool never_index = false;  // "never indexed" on the wire (RFC 7541 7.1.3)
 };
 
+// A header list in its owner's form, handed to a header block field by
+// field: spares copying it into HeaderFields first. Names may come in any
+// case; the block writer lowers them (HTTP/2 sends them in lower case).
+class FieldList {
+public:
+    using Put = void (*)(void* ctx, std::string_view name, std::string_view value,
+                         bool never_index);
+    virtual void each(Put put, void* ctx) const = 0;
+
+protected:
+    ~FieldList() = default;
+};
+
+// A vector of HeaderFields as a FieldList.
+class VectorFields final : public FieldList {
+public:
+    explicit VectorFields(const std::vector<HeaderField>& v) : v_(v) {}
+    void each(Put put, void* ctx) const override {
+        for (auto& f : v_) put(ctx, f.name, f.value, f.never_index);
+    }
+
+private:
+    const std::vector<HeaderField>& v_;
+};
+
 // Entries newest first; an entry's size is name + value + 32 bytes.
 class DynamicTable {
 public:
@@ -118,7 +143,10 @@ public:
     // starts with the update that says so.
     void set_peer_max_table_size(size_t n);
     // Huffman-code strings where that is shorter (the default).
-    void set_huffman(bool on) { huffman_ = on; }
+    void set_huffman(bool on) {
+        huffman_ = on;
+        forget_recent();
+    }
 
     // Appends a block of the fields to out.
     void encode(const std::vector<HeaderField>& fields, std::string* out);
@@ -126,15 +154,27 @@ public:
     void begin_block(std::string* out);
     void add(std::string_view name, std::string_view value, std::string* out,
              bool never_index = false);
+    // The same for a field whose name may be in any case (lowered here),
+    // dropping connection-specific fields (RFC 9113 8.2.2). A field equal to
+    // the one at its place in the last block is copied from that block's
+    // coding when the coding cannot have changed.
+    void put(std::string_view name, std::string_view value, std::string* out,
+             bool never_index = false);
 
     const DynamicTable& table() const { return table_; }
 
 private:
     void write_string(std::string_view s, std::string* out);
-    // The 1-based index of an equal field / of a field of that name; 0: none.
-    // name_h: the name's hash; dynamic: whether to look in the dynamic table.
-    size_t find(std::string_view name, uint64_t name_h, std::string_view value, bool dynamic);
+    // The 1-based index of an equal field / of a field of that name in the
+    // dynamic table; 0: none. field_h, name_h: their hashes.
+    size_t find(std::string_view name, uint64_t field_h, std::string_view value);
     size_t find_name(std::string_view name, uint64_t name_h);
+    // How code() coded a field: the same field codes the same way always,
+    // while the dynamic table stays as it is, or not again (it was added to
+    // the table, or is secret and is not kept).
+    enum class Coded { kAlways, kWhileTableStays, kOnce };
+    Coded code(std::string_view name, std::string_view value, std::string* out, bool never_index);
+    void forget_recent();
     void remember(std::string_view name, uint64_t name_h, std::string_view value);
     void prune();
 
@@ -147,6 +187,17 @@ private:
     // hash of them (a lookup checks the entry: a collision costs only the
     // older entry's reuse).
     std::unordered_map<uint64_t, uint64_t> by_field_, by_name_;
+    // The coded forms of the last block's fields, by their place in it (a
+    // response head is mostly the last one's again, in the same order).
+    struct Recent {
+        uint64_t epoch = 0;  // the table's epoch it holds in; 0: none
+        std::string name, value, coded;
+    };
+    static constexpr uint64_t kForever = UINT64_MAX;
+    static constexpr size_t kRecent = 16;
+    Recent recent_[kRecent];
+    size_t next_ = 0;     // the place of the next field put() in the block
+    uint64_t epoch_ = 1;  // moves whenever the dynamic table changes
 };
 
 }  // namespace http2

@@ -5,12 +5,18 @@ namespace net {
 namespace http2 {
 namespace {
 
-bool token_char(char c) {
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return true;
-    for (char t : std::string_view("!#$%&'*+-.^_`|~"))
-        if (c == t) return true;
-    return false;
-}
+// The characters of a field name: lower-case tchar (RFC 9110 5.6.2), by byte.
+struct TokenTable {
+    bool ok[256] = {};
+    TokenTable() {
+        for (int c = 'a'; c <= 'z'; c++) ok[c] = true;
+        for (int c = '0'; c <= '9'; c++) ok[c] = true;
+        for (char c : std::string_view("!#$%&'*+-.^_`|~")) ok[(uint8_t)c] = true;
+    }
+};
+const TokenTable kToken;
+
+bool token_char(char c) { return kToken.ok[(uint8_t)c]; }
 
 bool valid_name(std::string_view n) {
     if (n.empty()) return false;
@@ -40,8 +46,18 @@ bool parse_length(std::string_view v, int64_t* out) {
 }  // namespace
 
 bool connection_specific(std::string_view name) {
-    return name == "connection" || name == "keep-alive" || name == "proxy-connection" ||
-           name == "transfer-encoding" || name == "upgrade";
+    switch (name.size()) {  // (one compare per field, not five)
+        case 7:
+            return name == "upgrade";
+        case 10:
+            return name == "connection" || name == "keep-alive";
+        case 16:
+            return name == "proxy-connection";
+        case 17:
+            return name == "transfer-encoding";
+        default:
+            return false;
+    }
 }
 
 bool valid_request(const std::vector<HeaderField>& fields, int64_t* content_length) {
@@ -51,12 +67,13 @@ bool valid_request(const std::vector<HeaderField>& fields, int64_t* content_leng
     *content_length = -1;
     for (auto& f : fields) {
         if (!valid_value(f.value)) return false;
-        if (!f.name.empty() && f.name[0] == ':') {
-            int bit = f.name == ":method"      ? kMethod
-                      : f.name == ":scheme"    ? kScheme
-                      : f.name == ":authority" ? kAuthority
-                      : f.name == ":path"      ? kPath
-                                               : 0;
+        std::string_view name = f.name;
+        if (!name.empty() && name[0] == ':') {
+            int bit = name == ":method"      ? kMethod
+                      : name == ":scheme"    ? kScheme
+                      : name == ":authority" ? kAuthority
+                      : name == ":path"      ? kPath
+                                             : 0;
             if (!bit || (seen & bit) || regular) return false;  // unknown, twice, or late
             seen |= bit;
             if (bit == kMethod) connect = f.value == "CONNECT";
@@ -64,9 +81,9 @@ bool valid_request(const std::vector<HeaderField>& fields, int64_t* content_leng
             continue;
         }
         regular = true;
-        if (!valid_name(f.name) || connection_specific(f.name)) return false;
-        if (f.name == "te" && f.value != "trailers") return false;
-        if (f.name == "content-length") {
+        if (!valid_name(name) || connection_specific(name)) return false;
+        if (name == "te" && f.value != "trailers") return false;
+        if (name == "content-length") {
             int64_t n;
             if (!parse_length(f.value, &n)) return false;
             if (*content_length >= 0 && *content_length != n) return false;

@@ -30,6 +30,10 @@ struct StreamImpl final : StreamCore, Stream {
         if (fields.empty() || fields[0].name != ":status") return errno = EINVAL, -1;
         return send_head(fields, end_stream);
     }
+    int respond(const FieldList& fields, bool end_stream) override {
+        if (head_sent) return errno = EALREADY, -1;
+        return send_head(fields, end_stream);
+    }
     ssize_t write(const void* buf, size_t n, uint64_t timeout) override {
         if (!head_sent && respond({{":status", "200"}}, false) < 0) return -1;
         return write_body(buf, n, timeout);

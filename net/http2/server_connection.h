@@ -51,6 +51,8 @@ public:
     virtual const std::vector<HeaderField>& trailers() const = 0;
     // The response head (:status first); end_stream: no body follows.
     virtual int respond(const std::vector<HeaderField>& fields, bool end_stream = false) = 0;
+    // The same from a FieldList, which must give :status first (unchecked).
+    virtual int respond(const FieldList& fields, bool end_stream) = 0;
     // Body bytes, as the windows allow: n, or -1.
     virtual ssize_t write(const void* buf, size_t n, uint64_t timeout = -1) = 0;
     // Ends the response (with trailers, if given).

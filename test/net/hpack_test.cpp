@@ -314,6 +314,56 @@ TEST(Hpack, SensitiveAndPerMessageFieldsAreNotIndexed) {
     EXPECT_EQ("/a?b=c", got[2].value);
 }
 
+// A per-message field's coded literal is kept for the next message: the same
+// value codes to the same bytes, a changed one to its own, and neither enters
+// the table.
+TEST(Hpack, PerMessageLiteralsAreReusedOnlyForTheSameValue) {
+    HpackEncoder e;
+    HpackDecoder d;
+    auto block = [&](const std::string& etag, const std::string& length) {
+        std::string out;
+        e.begin_block(&out);
+        e.put("ETag", etag, &out);
+        e.put("Content-Length", length, &out);
+        EXPECT_EQ(Fields({{"etag", etag}, {"content-length", length}}), decode(d, out));
+        return out;
+    };
+    std::string first = block("\"abc-1000\"", "4096");
+    EXPECT_EQ(first, block("\"abc-1000\"", "4096"));
+    std::string changed = block("\"abc-1001\"", "4096");
+    EXPECT_NE(first, changed);
+    EXPECT_EQ(first, block("\"abc-1000\"", "4096"));
+    EXPECT_EQ(0u, e.table().count());
+    e.set_huffman(false);
+    std::string plain = block("\"abc-1000\"", "4096");
+    EXPECT_NE(std::string::npos, plain.find("\"abc-1000\""));  // not the Huffman form kept
+}
+
+// put() copies a field's coding from its memo only while that coding holds:
+// an index into the dynamic table moves when an entry is added before it.
+TEST(Hpack, PutReusesACodingOnlyWhileTheTableStays) {
+    HpackEncoder e;
+    HpackDecoder d;
+    auto block = [&](const Fields& f) {
+        std::string out;
+        e.begin_block(&out);
+        for (auto& p : f) e.put(p.first, p.second, &out);
+        Fields lowered = f;
+        for (auto& p : lowered)
+            for (auto& ch : p.first) ch = (char)tolower(ch);
+        if (!out.empty()) EXPECT_EQ(lowered, decode(d, out));
+        return out;
+    };
+    block({{"X-Custom", "a"}});                                     // a literal, added to the table
+    EXPECT_EQ(std::string("\xbe", 1), block({{"X-Custom", "a"}}));  // 62: the newest entry
+    EXPECT_EQ(std::string("\xbe", 1), block({{"X-Custom", "a"}}));
+    block({{"x-other", "b"}});  // added after it: it is 63 now
+    EXPECT_EQ(std::string("\xbf", 1), block({{"X-Custom", "a"}}));
+    // Connection-specific fields are dropped, memo or not.
+    EXPECT_EQ("", block({{"Connection", "close"}, {"Transfer-Encoding", "chunked"}}));
+    EXPECT_EQ("", block({{"Connection", "close"}}));
+}
+
 // Names and values may hold any byte: fields that differ only in where a
 // NUL falls are different entries (the fuzzer found them mixed up).
 TEST(Hpack, FieldsWithNulBytesAreKeptApart) {
@@ -341,8 +391,13 @@ TEST(Hpack, RandomBlocksRoundTripAcrossTableChanges) {
     std::mt19937 rng(31);
     HpackEncoder e(4096);
     HpackDecoder d(4096);
-    const char* names[] = {"x-a", "x-b", "content-type", ":status", "server", "cookie", "date"};
+    // Per-message names too: their coded literals are kept and reused.
+    const char* names[] = {
+        "x-a",  "x-b",  "content-type",   ":status", "server",        "cookie",
+        "date", "etag", "content-length", ":path",   "authorization", "last-modified"};
+    const size_t kNames = sizeof(names) / sizeof(names[0]);
     for (int block = 0; block < 2000; block++) {
+        if (rng() % 100 == 0) e.set_huffman(rng() % 2);
         if (rng() % 50 == 0) {
             size_t lim = rng() % 5000;
             d.set_max_table_size(lim);  // as announced in SETTINGS and acknowledged
@@ -351,10 +406,21 @@ TEST(Hpack, RandomBlocksRoundTripAcrossTableChanges) {
         std::vector<HeaderField> in;
         for (int i = 0, n = 1 + rng() % 12; i < n; i++) {
             std::string v(rng() % 3 == 0 ? 200 : rng() % 30, (char)('a' + rng() % 26));
-            in.push_back({names[rng() % 7], v + std::to_string(rng() % 20)});
+            in.push_back({names[rng() % kNames], v + std::to_string(rng() % 4)});
         }
+        // Half the blocks go through put(), with names in mixed case at times
+        // and its memo of recent fields.
         std::string out;
-        e.encode(in, &out);
+        if (block % 2) {
+            e.encode(in, &out);
+        } else {
+            e.begin_block(&out);
+            for (auto& f : in) {
+                std::string name = f.name;
+                if (rng() % 2 && name[0] != ':') name[0] = (char)toupper(name[0]);
+                e.put(name, f.value, &out);
+            }
+        }
         std::vector<HeaderField> got;
         ASSERT_EQ(HpackDecoder::kOk, d.decode((const uint8_t*)out.data(), out.size(), &got))
             << "block " << block << ": " << d.error();
