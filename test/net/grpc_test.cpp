@@ -432,7 +432,7 @@ TEST_P(Grpc, StopFromAnotherVcpuFinishesTheCallInFlight) {
         }
         photon::fini();
     });
-    while (!port) photon::thread_usleep(1000);
+    ASSERT_TRUE(photon_test::wait_for([&] { return port != 0; }));
     ASSERT_GT(port.load(), 1);
     grpc::Channel ch("127.0.0.1:" + std::to_string(port.load()));
     grpc::Status st;
