@@ -72,8 +72,7 @@ TEST(Executor, TasksRunInCoroutinesOfTheirOwnAndOverlap) {
             // time out here.
             bool ok = ex.perform([&] {
                 arrived++;
-                for (int i = 0; i < 5000 && arrived < kThreads; i++) photon::thread_usleep(1000);
-                return arrived == kThreads;
+                return photon_test::wait_for([&] { return arrived == kThreads; });
             });
             if (ok) saw_all++;
         });
@@ -136,7 +135,7 @@ TEST(Executor, PerformFromACoroutineParksOnlyThatCoroutine) {
         // The task waits for a tick of this vCPU: only possible if perform()
         // left the vCPU free to run the ticker.
         int seen = ex.perform([&] {
-            for (int i = 0; i < 5000 && ticks.load() < 3; i++) photon::thread_usleep(1000);
+            photon_test::wait_for([&] { return ticks.load() >= 3; });
             return ticks.load();
         });
         stop = true;

@@ -58,10 +58,16 @@ task start_writer(RCUPtr<Obj>& ptr, int val, std::atomic<bool>& synced,
     });
 }
 
-// Lets the writer run for a while; true if it finished meanwhile.
+// Lets the writer run for a while (a window for a writer that should not
+// finish: a short one, as a loaded machine cannot stretch it into a pass);
+// true if it finished meanwhile.
 bool finishes_soon(std::atomic<bool>& synced) {
-    for (int i = 0; i < 20 && !synced; i++) photon::thread_usleep(1000);
-    return synced;
+    return photon_test::wait_for([&] { return synced.load(); }, 20);
+}
+
+// Waits for a writer that should finish, as long as a slow machine needs.
+bool finishes(std::atomic<bool>& synced) {
+    return photon_test::wait_for([&] { return synced.load(); });
 }
 
 TEST_F(RCUPtrTest, UpdateReturnsTheOldPointerAndReadersSeeTheNewOne) {
@@ -148,7 +154,7 @@ TEST_F(RCUPtrTest, AnOfflineReaderDoesNotDelaySynchronize) {
     ASSERT_TRUE(until_sleeping(reader.th));
     std::atomic<bool> synced{false};
     auto writer = start_writer(ptr, 2, synced);
-    EXPECT_TRUE(finishes_soon(synced));
+    EXPECT_TRUE(finishes(synced));
     hold.signal(1);
     reader.join();
     writer.join();
@@ -180,7 +186,7 @@ TEST_F(RCUPtrTest, AReadLockSectionDelaysSynchronizeUntilReadUnlock) {
     ASSERT_TRUE(until_sleeping(reader.th));
     std::atomic<bool> synced2{false};
     auto writer2 = start_writer(ptr, 3, synced2);
-    EXPECT_TRUE(finishes_soon(synced2));
+    EXPECT_TRUE(finishes(synced2));
     after.signal(1);
     reader.join();
     writer2.join();

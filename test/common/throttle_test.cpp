@@ -1,8 +1,10 @@
 // photon::throttle (photon/common/throttle.h): pacing beyond the initial
 // bucket, the measured rate over a short window, try_consume and restore,
 // amounts beyond the limit, the zero and unlimited limits, update(),
-// degenerate windows, priorities and interruption. Timing checks are lower
-// bounds or generous upper bounds: the machine may be loaded.
+// degenerate windows, priorities and interruption. The machine may be
+// loaded: a wait is checked by a lower bound on time, "does not wait" by the
+// turns other coroutines got meanwhile, and an upper bound on time is only a
+// hang guard, 10x or more past the expected time.
 #include <photon/common/throttle.h>
 
 #include <photon/thread/thread.h>
@@ -29,7 +31,7 @@ TEST_F(Throttle, ConsumingBeyondTheFullBucketIsPacedToTheLimit) {
     for (int i = 0; i < 60; i++) ASSERT_EQ(0, t.consume(5000));
     auto us = us_since(t0);
     EXPECT_GE(us, 150 * kMs);
-    EXPECT_LT(us, 5000 * kMs);
+    EXPECT_LT(us, 5000 * kMs);  // hang guard: 25x the expected 200 ms
 }
 
 TEST_F(Throttle, MeasuredRateStaysWithinTheLimitOverAShortWindow) {
@@ -45,7 +47,9 @@ TEST_F(Throttle, MeasuredRateStaysWithinTheLimitOverAShortWindow) {
     const double elapsed = (double)us_since(t0);
     const double allowed = limit + limit * elapsed / window;  // the bucket, then the rate
     EXPECT_LE((double)consumed, allowed + 1000) << "never faster than the limit";
-    EXPECT_GE((double)consumed, 0.3 * allowed) << "nor far slower, even on a loaded machine";
+    // A floor on the rate is a bound on wall time, so it is a loose one: it
+    // catches a throttle paced an order of magnitude too slow.
+    EXPECT_GE((double)consumed, 0.1 * allowed) << "nor far slower, even on a loaded machine";
 }
 
 TEST_F(Throttle, TryConsumeTakesOnlyWhatIsThereAndNeverWaits) {
@@ -53,10 +57,9 @@ TEST_F(Throttle, TryConsumeTakesOnlyWhatIsThereAndNeverWaits) {
     EXPECT_EQ(0, t.try_consume(0));
     EXPECT_EQ(0, t.try_consume(60));
     errno = 0;
-    auto t0 = Clock::now();
-    EXPECT_EQ(-1, t.try_consume(41));
+    // Waiting for the one missing unit would sleep the coroutine ~100 ms.
+    EXPECT_LE(turns_of_others_during([&] { EXPECT_EQ(-1, t.try_consume(41)); }), kTurnsOfAYield);
     EXPECT_EQ(ETIMEDOUT, errno);
-    EXPECT_LT(us_since(t0), 50 * kMs);
     EXPECT_EQ(0, t.try_consume(40));
     EXPECT_EQ(-1, t.try_consume(10));
 }
@@ -79,7 +82,7 @@ TEST_F(Throttle, AnAmountLargerThanTheLimitIsTakenABucketfulAtATime) {
     EXPECT_EQ(0, t.consume(2500));  // 1000 there, 1500 more: ~150 ms
     auto us = us_since(t0);
     EXPECT_GE(us, 100 * kMs);
-    EXPECT_LT(us, 5000 * kMs);
+    EXPECT_LT(us, 5000 * kMs);  // hang guard (Photon hung here): 33x the expected 150 ms
 }
 
 TEST_F(Throttle, ASmallLimitIsNotRoundedUpToTheSliceCount) {
@@ -109,13 +112,14 @@ TEST_F(Throttle, AZeroLimitWaitsUntilInterrupted) {
 
 TEST_F(Throttle, UnlimitedNeverWaitsAtAnyPriority) {
     photon::throttle t(-1ULL);
-    auto t0 = Clock::now();
-    for (int i = 0; i < 1000; i++) {
-        ASSERT_EQ(0, t.consume(1ULL << 40, Priority::High));
-        ASSERT_EQ(0, t.consume(1ULL << 40, Priority::Low));  // no overflow in the 60% check
-        ASSERT_EQ(0, t.consume(1ULL << 40, Priority::Medium));
-    }
-    EXPECT_LT(us_since(t0), 2000 * kMs);
+    auto calls = [&] {
+        for (int i = 0; i < 1000; i++) {
+            ASSERT_EQ(0, t.consume(1ULL << 40, Priority::High));
+            ASSERT_EQ(0, t.consume(1ULL << 40, Priority::Low));  // no overflow in the 60% check
+            ASSERT_EQ(0, t.consume(1ULL << 40, Priority::Medium));
+        }
+    };
+    EXPECT_EQ(0, turns_of_others_during(calls));  // never left this coroutine
 }
 
 // Photon kept the practically infinite bucket of the unlimited throttle.
@@ -139,13 +143,13 @@ TEST_F(Throttle, ZeroSlicesAndAZeroWindowAreUsable) {
 TEST_F(Throttle, LowPriorityWaitsForAFullerBucketWhileHighDoesNot) {
     photon::throttle t(1000, 1000 * kMs, 100);  // 1 unit per ms, 10 ms slices
     ASSERT_EQ(0, t.consume(500));               // half full: below Low's 60%
+    EXPECT_EQ(0, turns_of_others_during([&] { ASSERT_EQ(0, t.consume(1, Priority::High)); }))
+        << "High takes any unit there is";
     auto t0 = Clock::now();
-    ASSERT_EQ(0, t.consume(1, Priority::High));
-    EXPECT_LT(us_since(t0), 50 * kMs) << "High takes any unit there is";
-    t0 = Clock::now();
     ASSERT_EQ(0, t.consume(1, Priority::Low));
     auto us = us_since(t0);
     EXPECT_GE(us, 10 * kMs) << "Low waited at least a slice";
+    // A hang guard, 50x the expected 100 ms (until the bucket is 60% full).
     EXPECT_LT(us, 5000 * kMs) << "and not forever (the starving guard)";
 }
 

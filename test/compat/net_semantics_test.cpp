@@ -30,10 +30,10 @@
 #include <thread>
 #include <vector>
 
-#include "../net/tls_test_util.h"
 #include "../util/engine_fixture.h"
 #include "../util/fds.h"
 #include "../util/temp_dir.h"
+#include "../util/tls_pair.h"
 #include "../util/wait.h"
 
 namespace {
@@ -407,14 +407,8 @@ TEST_P(NetSemantics, TlsWritevOfAnEmptyVectorReturnsZero) {
 #if !PHOTON_HAVE_TLS
     GTEST_SKIP() << "photon was built without TLS (OpenSSL)";
 #endif
-    auto& pki = photon_test::test_pki::get();
-    if (!pki.ok()) GTEST_SKIP() << "no openssl CLI for a test PKI";
-    std::unique_ptr<photon::net::TLSContext> sctx(
-        photon::net::new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    std::unique_ptr<photon::net::TLSContext> cctx(photon::net::new_tls_context());
-    ASSERT_NE(nullptr, sctx);
-    ASSERT_NE(nullptr, cctx);
-    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
+    photon_test::tls_pair pair;
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
     std::unique_ptr<ISocketServer> srv(photon::net::new_tcp_socket_server());
     ASSERT_EQ(0, srv->bind_v4localhost());
     ASSERT_EQ(0, srv->listen());
@@ -425,13 +419,13 @@ TEST_P(NetSemantics, TlsWritevOfAnEmptyVectorReturnsZero) {
         raw.reset(srv->accept());
         if (!raw) return;
         raw->timeout(10 * 1000 * 1000);
-        stls.reset(
-            photon::net::new_tls_stream(sctx.get(), raw.get(), photon::net::SecurityRole::Server));
+        stls.reset(photon::net::new_tls_stream(pair.server.get(), raw.get(),
+                                               photon::net::SecurityRole::Server));
         char c;
         if (stls && stls->read(&c, 1) == 1) stls->write(&c, 1);
     }));
     std::unique_ptr<photon::net::ISocketClient> cli(
-        photon::net::new_tls_client(cctx.get(), photon::net::new_tcp_socket_client(), true));
+        photon::net::new_tls_client(pair.client.get(), photon::net::new_tcp_socket_client(), true));
     cli->timeout(10 * 1000 * 1000);
     std::unique_ptr<ISocketStream> s(cli->connect(ep));
     ASSERT_NE(nullptr, s);

@@ -52,6 +52,8 @@ int socket_calls(uint16_t* bound_port, int* reuse, int* peer_errno) {
 
 #include <gtest/gtest.h>
 
+#include "../util/wait.h"
+
 namespace {
 
 TEST(PhotonStyle, WorkerpoolAndThread11BringStdThreadVectorAndBegin) {
@@ -81,7 +83,7 @@ TEST(PhotonStyle, SignalCallsAreInNamespacePhotonWithCLinkage) {
     static int got = 0;
     ASSERT_NE(SIG_ERR, photon::sync_signal(SIGUSR2, [](int) { got++; }));
     ASSERT_EQ(0, kill(getpid(), SIGUSR2));
-    for (int i = 0; i < 1000 && !got; i++) photon::thread_usleep(1000);
+    EXPECT_TRUE(photon_test::wait_for([] { return got > 0; }));
     EXPECT_EQ(1, got);
     EXPECT_EQ(0, photon::fini());
     int blocked = -1;

@@ -273,8 +273,8 @@ TEST_F(FullFileCache, RefillPastCapacityStartsAnEvictionOnItsOwn) {
         ASSERT_TRUE(f);
         expect_read(f.get(), i, 2 * kUnit, 0, 2 * kUnit);
     }
-    for (int i = 0; i < 1000 && pool()->used_bytes() > 8 * kUnit; i++) photon::thread_usleep(1000);
-    EXPECT_LE(pool()->used_bytes(), 8 * kUnit);
+    EXPECT_TRUE(photon_test::wait_for([&] { return pool()->used_bytes() <= 8 * kUnit; }))
+        << pool()->used_bytes();
     EXPECT_TRUE(media_has("f" + std::to_string(kFiles - 1)));  // the newest stays
     EXPECT_FALSE(media_has("f0"));
 }
@@ -491,12 +491,12 @@ TEST_F(FullFileCache, EvictionStartedOnAnotherVcpuRunsOnThePoolsOwn) {
     };
     std::thread t1(worker, 1), t2(worker, 2);
     // This vCPU runs the evictions meanwhile, under the readers' feet.
-    for (int i = 0; i < 120000 && finished < 2; i++) photon::thread_usleep(1000);
+    EXPECT_TRUE(photon_test::wait_for([&] { return finished == 2; }, 120000));
     t1.join();
     t2.join();
     EXPECT_EQ(0, bad.load());
-    for (int i = 0; i < 1000 && pool()->used_bytes() > 12 * kUnit; i++) photon::thread_usleep(1000);
-    EXPECT_LE(pool()->used_bytes(), 12 * kUnit);
+    EXPECT_TRUE(photon_test::wait_for([&] { return pool()->used_bytes() <= 12 * kUnit; }))
+        << pool()->used_bytes();
 }
 
 TEST_F(FullFileCache, AGroupPastItsQuotaLosesItsOwnLeastRecentFilesOnly) {
@@ -511,7 +511,7 @@ TEST_F(FullFileCache, AGroupPastItsQuotaLosesItsOwnLeastRecentFilesOnly) {
     EXPECT_EQ(2u, group_units("/b/"));
     // z takes a to 6 units, past its risk mark: an eviction starts on its own.
     read_whole("/a/z", 'z', 2 * kUnit);
-    for (int i = 0; i < 1000 && group_units("/a/") > 4; i++) photon::thread_usleep(1000);
+    EXPECT_TRUE(photon_test::wait_for([&] { return group_units("/a/") <= 4; }));
     ASSERT_EQ(0, pool()->evict((size_t)0));  // (and wait for one in progress)
     EXPECT_FALSE(media_has("a/x"));          // the least recent of a
     EXPECT_TRUE(media_has("a/y"));
@@ -528,7 +528,7 @@ TEST_F(FullFileCache, AGroupPastItsQuotaLosesItsOwnLeastRecentFilesOnly) {
     EXPECT_EQ(reads, stats_.reads);
     // A quota below its usage: the group is evicted down to its water mark at once.
     ASSERT_EQ(0, pool()->set_quota("/a/", 3 * kUnit));  // water mark 2.7 units
-    for (int i = 0; i < 1000 && group_units("/a/") > 2; i++) photon::thread_usleep(1000);
+    EXPECT_TRUE(photon_test::wait_for([&] { return group_units("/a/") <= 2; }));
     ASSERT_EQ(0, pool()->evict((size_t)0));
     EXPECT_EQ(2u, group_units("/a/"));
     EXPECT_FALSE(media_has("a/z"));  // y was read last

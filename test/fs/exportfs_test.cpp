@@ -43,13 +43,10 @@ struct photon_slow_file : mem_file {
     int vioctl(int request, va_list args) override { return request + va_arg(args, int); }
 };
 
-// Sleeps the coroutine until pred() holds (the OS threads we wait for need
-// this vCPU to serve them: joining them here would deadlock).
-template <typename P>
-bool serve_until(P pred, int max_ms = 20000) {
-    for (int i = 0; i < max_ms && !pred(); i++) thread_usleep(1000);
-    return pred();
-}
+// The OS threads the tests wait for need this vCPU to serve them: joining
+// them at once would deadlock, so the tests first sleep the coroutine
+// (wait_for) until they are done, for up to this long.
+constexpr int kServeMs = 20000;
 
 class ExportFs : public photon_test::VcpuTest {
 protected:
@@ -109,7 +106,7 @@ TEST_F(ExportFs, PlainOsThreadsUseAPhotonFileSystem) {
             results[i] = exercise(fs.get(), i);
             done++;
         });
-    bool finished = serve_until([&] { return done == 4; });
+    bool finished = photon_test::wait_for([&] { return done == 4; }, kServeMs);
     for (auto& t : threads) t.join();
     ASSERT_TRUE(finished);
     for (auto& r : results) EXPECT_EQ("", r);
@@ -142,7 +139,7 @@ TEST_F(ExportFs, AsyncExportsReportThroughDone) {
         afs->mkdir("m", 0755, {&c, &catcher::on_done});
         afs->mkdir("m", 0755, {&c, &catcher::on_done});  // EEXIST
     }).join();
-    ASSERT_TRUE(serve_until([&] { return c.n == 2; }));
+    ASSERT_TRUE(photon_test::wait_for([&] { return c.n == 2; }, kServeMs));
     EXPECT_EQ(0, c.results[0].result);
     EXPECT_EQ((void*)afs.get(), c.results[0].object);
     EXPECT_EQ(IAsyncFileSystem::OPID_MKDIR, c.results[0].operation);
@@ -168,7 +165,7 @@ TEST_F(ExportFs, DeletingAnExportWaitsForItsRunningCalls) {
         af->pread(buf, 4, 0, {&got, &res::on_done});
         delete af;  // the read is still running on the vCPU
     }).join();
-    ASSERT_TRUE(serve_until([&] { return log.size() == 2; }));
+    ASSERT_TRUE(photon_test::wait_for([&] { return log.size() == 2; }, kServeMs));
     EXPECT_EQ((std::vector<std::string>{"read", "deleted"}), log);  // Photon: deleted first
     EXPECT_EQ(4, got.r);
 }
@@ -183,7 +180,7 @@ TEST_F(ExportFs, IoctlsAndDirectoriesGoThroughToo) {
         r = f->ioctl(40, 2);
         done = true;
     });
-    serve_until([&] { return done.load(); });
+    EXPECT_TRUE(photon_test::wait_for([&] { return done.load(); }, kServeMs));
     t.join();
     EXPECT_EQ(42, r);
     EXPECT_EQ(40 + 3, f->ioctl(40, 3));  // from the serving vCPU: called in place

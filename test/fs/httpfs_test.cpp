@@ -21,6 +21,7 @@
 
 #include "../thread/test_util.h"
 #include "../util/engine_fixture.h"
+#include "../util/tls_pair.h"
 #include "../net/http_test_util.h"
 
 using namespace photon;
@@ -420,22 +421,14 @@ TEST_P(HttpFs, AV2FileSystemUsesTheClientItIsGiven) {
 }
 
 TEST_P(HttpFs, ReadsOverHttpsWhenThatIsTheDefault) {
-    std::unique_ptr<TLSContext> probe(new_tls_context());
-    if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
-    if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-    auto& pki = test_pki::get();
-    ASSERT_TRUE(pki.ok());
-    std::unique_ptr<TLSContext> cctx(new_tls_context());
-    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
-    std::unique_ptr<TLSContext> sctx(
-        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    ASSERT_TRUE(sctx);
+    tls_pair pair;
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
     {
         scripted_server tls(
-            new_tls_server(sctx.get(), scripted_server::listening_tcp(), true),
+            new_tls_server(pair.server.get(), scripted_server::listening_tcp(), true),
             [this](Request& q, Response& r, ISocketStream* s) { return o_.handle(q, r, s); });
-        std::unique_ptr<IFileSystem> fs(
-            new_httpfs_v2(true, 10 * kSecond, -1ULL, new_http_client(nullptr, cctx.get()), true));
+        std::unique_ptr<IFileSystem> fs(new_httpfs_v2(
+            true, 10 * kSecond, -1ULL, new_http_client(nullptr, pair.client.get()), true));
         std::string p = "/localhost:" + std::to_string(tls.port()) + "/f";  // no scheme: https
         std::unique_ptr<IFile> f(fs->open(p.c_str(), O_RDONLY));
         ASSERT_TRUE(f);

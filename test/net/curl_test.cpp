@@ -30,6 +30,7 @@
 
 #include "../thread/test_util.h"
 #include "../util/engine_fixture.h"
+#include "../util/tls_pair.h"
 #include "net_test_util.h"
 #include "tls_test_util.h"
 #include "../util/temp_dir.h"
@@ -739,16 +740,12 @@ TEST_P(Curl, HttpsToAPhotonTlsServer) {
 #if !PHOTON_HAVE_TLS
     GTEST_SKIP() << "built without TLS";
 #endif
-    if (!have_tool("openssl")) GTEST_SKIP() << "openssl is not installed";
-    auto& pki = test_pki::get();
-    ASSERT_TRUE(pki.ok());
-    std::unique_ptr<TLSContext> ctx(
-        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    ASSERT_NE(nullptr, ctx);
+    tls_pair pair;  // curl brings its own client side
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
     mini_http tls_server;
-    ASSERT_EQ(0, tls_server.start(ctx.get()));
+    ASSERT_EQ(0, tls_server.start(pair.server.get()));
     cURL c;
-    c.set_cafile(pki.path("ca.pem").c_str());
+    c.set_cafile(test_pki::get().path("ca.pem").c_str());
     StringWriter w;
     EXPECT_EQ(200, c.GET(tls_server.url("/big?n=500000", "https").c_str(), &w, kTransferUs))
         << c.error_message();

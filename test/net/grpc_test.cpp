@@ -26,7 +26,7 @@
 #include "../../net/http2/server_connection.h"
 #include "../thread/test_util.h"
 #include "grpc_test_util.h"
-#include "tls_test_util.h"
+#include "../util/tls_pair.h"
 
 namespace {
 
@@ -432,7 +432,7 @@ TEST_P(Grpc, StopFromAnotherVcpuFinishesTheCallInFlight) {
         }
         photon::fini();
     });
-    while (!port) photon::thread_usleep(1000);
+    ASSERT_TRUE(photon_test::wait_for([&] { return port != 0; }));
     ASSERT_GT(port.load(), 1);
     grpc::Channel ch("127.0.0.1:" + std::to_string(port.load()));
     grpc::Status st;
@@ -499,27 +499,18 @@ TEST_P(Grpc, OnlyCallsTheServerNeverProcessedAreRetried) {
 
 TEST_P(Grpc, ServesH2OverTlsWithAlpn) {
     using namespace photon::net;
-    std::unique_ptr<TLSContext> probe(new_tls_context());
-    if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
-    if (!photon_test::have_tool("openssl"))
-        GTEST_SKIP() << "the openssl CLI makes the certificates";
-    auto& pki = photon_test::test_pki::get();
-    ASSERT_TRUE(pki.ok());
-    std::unique_ptr<TLSContext> sctx(
-        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    ASSERT_TRUE(sctx);
-    ASSERT_EQ(0, sctx->set_alpn_protos({"h2"}));
+    photon_test::tls_pair pair;
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
+    ASSERT_EQ(0, pair.server->set_alpn_protos({"h2"}));
     auto tcp = new_tcp_socket_server();
     ASSERT_EQ(0, tcp->bind_v4localhost(0));
     ASSERT_EQ(0, tcp->listen());
     photon_test::Listener l(server_->get_connection_handler(),
-                            new_tls_server(sctx.get(), tcp, true));
+                            new_tls_server(pair.server.get(), tcp, true));
     ASSERT_TRUE(l.ok());
-    std::unique_ptr<TLSContext> cctx(new_tls_context());
-    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
-    ASSERT_EQ(0, cctx->set_alpn_protos({"h2"}));
+    ASSERT_EQ(0, pair.client->set_alpn_protos({"h2"}));
     grpc::ChannelOptions co;
-    co.tls = cctx.get();
+    co.tls = pair.client.get();
     grpc::Channel ch("localhost:" + std::to_string(l.port()), co);
     std::string resp;
     auto st = ch.call("/test.Echo/Unary", "over tls", &resp);
@@ -532,7 +523,7 @@ TEST_P(Grpc, ServesH2OverTlsWithAlpn) {
     EXPECT_TRUE(call->finish().ok());
     // A client that does not offer h2 is refused before any call.
     std::unique_ptr<TLSContext> plain(new_tls_context());
-    ASSERT_EQ(0, plain->set_ca_cert(pki.pem("ca.pem").c_str()));
+    ASSERT_EQ(0, plain->set_ca_cert(photon_test::test_pki::get().pem("ca.pem").c_str()));
     ASSERT_EQ(0, plain->set_alpn_protos({"http/1.1"}));
     co.tls = plain.get();
     grpc::Channel ch2("localhost:" + std::to_string(l.port()), co);

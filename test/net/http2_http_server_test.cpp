@@ -26,6 +26,7 @@
 
 #include "../../net/http2/client_connection.h"
 #include "../util/temp_dir.h"
+#include "../util/wait.h"
 #include "http2_test_util.h"
 #include "tls_test_util.h"
 
@@ -509,8 +510,8 @@ TEST_F(Http2HttpServerLimits, HandlerCoroutinesAreReusedAndRetiredWhenQuiet) {
 TEST_F(Http2HttpServerLimits, StopEndsAnIdleConnection) {
     EXPECT_EQ("hello\n", get("/hello"));
     EXPECT_EQ(0, server_->stop());
-    for (int i = 0; i < 500 && conn_->usable(); i++) photon::thread_usleep(10'000);
-    EXPECT_FALSE(conn_->usable());  // the GOAWAY came
+    // the GOAWAY came
+    EXPECT_TRUE(photon_test::wait_for([&] { return !conn_->usable(); }));
 }
 
 // Why a TLS test cannot run here, or "".

@@ -18,6 +18,7 @@
 
 #include "../thread/test_util.h"
 #include "../util/engine_fixture.h"
+#include "../util/tls_pair.h"
 #include "http_test_util.h"
 #include "net_test_util.h"
 
@@ -634,27 +635,20 @@ protected:
     void SetUp() override {
         HttpClient::SetUp();
         if (IsSkipped() || HasFatalFailure()) return;
-        std::unique_ptr<TLSContext> probe(new_tls_context());
-        if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
-        if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-        ASSERT_TRUE(pki().ok());
-        cctx.reset(new_tls_context());
-        ASSERT_EQ(0, cctx->set_ca_cert(pki().pem("ca.pem").c_str()));
-        sctx.reset(new_tls_context(pki().pem("srv.pem").c_str(), pki().pem("srv.key").c_str()));
-        ASSERT_NE(nullptr, sctx);
-        tls_client.reset(new_http_client(nullptr, cctx.get()));
+        PHOTON_TEST_MAKE_TLS_PAIR(tls);
+        tls_client.reset(new_http_client(nullptr, tls.client.get()));
     }
     void TearDown() override {
         tls_client.reset();
         HttpClient::TearDown();  // contexts go after fini: server coroutines may use them
     }
     static test_pki& pki() { return test_pki::get(); }
-    std::unique_ptr<TLSContext> cctx, sctx;
+    tls_pair tls;
     std::unique_ptr<Client> tls_client;
 };
 
 TEST_P(HttpsClient, VerifiesTheServerAndKeepsTheConnection) {
-    scripted_server srv(new_tls_server(sctx.get(), scripted_server::listening_tcp(), true),
+    scripted_server srv(new_tls_server(tls.server.get(), scripted_server::listening_tcp(), true),
                         [](Request& req, Response& resp, ISocketStream*) {
                             return reply(resp, "tls " + std::string(req.target()));
                         });

@@ -3,6 +3,7 @@
 // test fs whose files expose their fd (sendfile path) or hide it (copy path);
 // status codes, validators and conditionals, ranges, path decoding and
 // escapes, keep-alive, pipelining and TLS. The HTTP-date and MIME helpers too.
+#include "../util/tls_pair.h"
 #include "http_fs_handler_test_util.h"
 
 using namespace photon;
@@ -622,17 +623,11 @@ TEST_P(FsHandler, ManyClientsAtOnce) {
 }
 
 TEST_P(FsHandler, CopiesThroughTlsInsteadOfSendfile) {
-    if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-    auto& pki = test_pki::get();
-    ASSERT_TRUE(pki.ok());
-    std::unique_ptr<TLSContext> sctx(
-        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    if (!sctx && errno == ENOSYS) GTEST_SKIP() << "built without TLS";
-    ASSERT_NE(nullptr, sctx);
-    std::unique_ptr<TLSContext> cctx(new_tls_context());
-    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
-    serve(new fd_fs(t->root, true), new_tls_server(sctx.get(), new_tcp_socket_server(), true));
-    client c(new_tls_client(cctx.get(), new_tcp_socket_client(), true), server->ep());
+    tls_pair pair;
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
+    serve(new fd_fs(t->root, true),
+          new_tls_server(pair.server.get(), new_tcp_socket_server(), true));
+    client c(new_tls_client(pair.client.get(), new_tcp_socket_client(), true), server->ep());
     ASSERT_TRUE(c.connected());
     server->counts = {};
     reply r = c.get("/big.bin");

@@ -15,6 +15,7 @@
 
 #include "../thread/test_util.h"
 #include "../util/engine_fixture.h"
+#include "../util/tls_pair.h"
 #include "http_test_util.h"
 #include "net_test_util.h"
 
@@ -247,20 +248,13 @@ TEST_P(HttpProxy, ForwardProxyFetchesAbsoluteTargetsForOurClient) {
 }
 
 TEST_P(HttpProxy, ForwardProxyTunnelsHttpsWithConnect) {
-    std::unique_ptr<TLSContext> probe(new_tls_context());
-    if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
-    if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-    auto& pki = test_pki::get();
-    ASSERT_TRUE(pki.ok());
-    std::unique_ptr<TLSContext> sctx(
-        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    std::unique_ptr<TLSContext> cctx(new_tls_context());
-    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
+    tls_pair pair;
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
     {
-        scripted_server up(new_tls_server(sctx.get(), scripted_server::listening_tcp(), true),
-                           echo(""));
+        scripted_server up(
+            new_tls_server(pair.server.get(), scripted_server::listening_tcp(), true), echo(""));
         http_server proxy(new_default_forward_proxy_handler(5 * 1000 * 1000));
-        std::unique_ptr<Client> via(new_http_client(nullptr, cctx.get()));
+        std::unique_ptr<Client> via(new_http_client(nullptr, pair.client.get()));
         via->set_proxy(proxy.url());
         std::string url = "https://localhost:" + std::to_string(up.port()) + "/secret";
         EXPECT_EQ("200  GET /secret none 0 intact", fetch(Verb::GET, url, "", false, via.get()));

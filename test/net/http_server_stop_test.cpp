@@ -9,7 +9,7 @@
 #include <photon/net/security-context/tls-stream.h>
 
 #include "http_server_handlers.h"
-#include "tls_test_util.h"
+#include "../util/tls_pair.h"
 
 using namespace photon;
 using namespace photon_test;
@@ -147,42 +147,33 @@ protected:
     void SetUp() override {
         HttpServer::SetUp();
         if (IsSkipped() || HasFatalFailure()) return;
-        std::unique_ptr<TLSContext> probe(new_tls_context());
-        if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
-        if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-        ASSERT_TRUE(pki().ok()) << "certificate generation failed, see its log";
-        ctx.reset(new_tls_context(pki().pem("srv.pem").c_str(), pki().pem("srv.key").c_str()));
-        ASSERT_TRUE(ctx);
+        PHOTON_TEST_MAKE_TLS_PAIR(tls);
     }
     void TearDown() override {
         HttpServer::TearDown();
-        ctx.reset();  // after the connections that use it
+        tls = {};  // after the connections that use it
     }
-    static test_pki& pki() { return test_pki::get(); }
     void serve_https(const ServerOptions& opts = {}) {
         serve(
             opts, [&](HTTPServer* s) { h.install(s); },
-            [&] { return new_tls_server(ctx.get(), new_tcp_socket_server(), true); });
+            [&] { return new_tls_server(tls.server.get(), new_tcp_socket_server(), true); });
     }
     // A TLS record header announcing a 512-byte ClientHello, and 100 bytes of it.
     static std::string half_client_hello() {
         return std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) +
                std::string(100, 'r');
     }
-    std::unique_ptr<TLSContext> ctx;
+    tls_pair tls;
 };
 
 // The handshake ran before the HTTP server's deadlines applied and had none
 // of its own: such a client held its connection forever.
 TEST_P(HttpsServer, ClosesClientsStuckInTheHandshakeAfterTheHandshakeTimeout) {
-    ASSERT_EQ(0, ctx->set_handshake_timeout(200'000));
+    ASSERT_EQ(0, tls.server->set_handshake_timeout(200'000));
     serve_https();
     {  // A real client: the handshake runs in the server's first read.
-        std::unique_ptr<TLSContext> cctx(new_tls_context());
-        ASSERT_TRUE(cctx);
-        ASSERT_EQ(0, cctx->set_ca_cert(pki().pem("ca.pem").c_str()));
         std::unique_ptr<ISocketClient> cli(
-            new_tls_client(cctx.get(), new_tcp_socket_client(), true));
+            new_tls_client(tls.client.get(), new_tcp_socket_client(), true));
         cli->timeout(kLongUs);
         std::unique_ptr<ISocketStream> s(cli->connect(ep));
         ASSERT_TRUE(s);

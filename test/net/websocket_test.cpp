@@ -16,6 +16,7 @@
 #include <photon/net/security-context/tls-stream.h>
 #include <photon/thread/thread11.h>
 
+#include "../util/tls_pair.h"
 #include "websocket_test_util.h"
 
 using namespace photon;
@@ -306,25 +307,17 @@ TEST_P(WebSocket, ASenderAndAReceiverShareAStreamWithPingsInBetween) {
 }
 
 TEST_P(WebSocket, WssWorksOverOurTlsServer) {
-    std::unique_ptr<TLSContext> probe(new_tls_context());
-    if (!probe && errno == ENOSYS) GTEST_SKIP() << "built without TLS (OpenSSL)";
-    if (!have_tool("openssl")) GTEST_SKIP() << "the openssl CLI makes the test certificates";
-    auto& pki = test_pki::get();
-    ASSERT_TRUE(pki.ok());
-    std::unique_ptr<TLSContext> cctx(new_tls_context());
-    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
-    std::unique_ptr<TLSContext> sctx(
-        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    ASSERT_TRUE(sctx);
+    tls_pair pair;
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
     std::unique_ptr<HTTPServer> https(new_http_server());
     echo_server tls_echo;
     https->add_handler(new_websocket_handler({&tls_echo, &echo_server::handle}), true, "/ws");
     std::unique_ptr<ISocketServer> tls(
-        new_tls_server(sctx.get(), scripted_server::listening_tcp(), true));
+        new_tls_server(pair.server.get(), scripted_server::listening_tcp(), true));
     tls->set_handler(https->get_connection_handler());
     ASSERT_EQ(0, tls->start_loop(false));
     {
-        std::unique_ptr<Client> c(new_http_client(nullptr, cctx.get()));
+        std::unique_ptr<Client> c(new_http_client(nullptr, pair.client.get()));
         std::string u = "wss://localhost:" + std::to_string(tls->getsockname().port) + "/ws";
         std::unique_ptr<IWebSocketStream> ws(websocket_connect(c.get(), u, kLongUs));
         ASSERT_TRUE(ws);

@@ -20,10 +20,10 @@
 
 #include "../util/engine_fixture.h"
 #include "../net/net_test_util.h"
-#include "../net/tls_test_util.h"
 #include "../thread/test_util.h"
 #include "../util/metrics.h"
 #include "../util/temp_dir.h"
+#include "../util/tls_pair.h"
 #include "rpc_messages.h"
 
 using namespace photon;
@@ -682,12 +682,10 @@ TEST_P(Rpc, StubPoolOverTls) {
 #if !PHOTON_HAVE_TLS
     GTEST_SKIP() << "built without TLS (OpenSSL)";
 #endif
-    auto& pki = photon_test::test_pki::get();
-    if (!pki.ok()) GTEST_SKIP() << "no openssl CLI to make test certificates";
-    std::unique_ptr<TLSContext> ctx(
-        new_tls_context(pki.pem("srv.pem").c_str(), pki.pem("srv.key").c_str()));
-    ASSERT_TRUE(ctx);
-    std::unique_ptr<ISocketServer> tls(new_tls_server(ctx.get(), new_tcp_socket_server(), true));
+    photon_test::tls_pair pair;
+    PHOTON_TEST_MAKE_TLS_PAIR(pair);
+    std::unique_ptr<ISocketServer> tls(
+        new_tls_server(pair.server.get(), new_tcp_socket_server(), true));
     ASSERT_TRUE(tls);
     ASSERT_EQ(0, tls->bind_v4localhost(0));
     ASSERT_EQ(0, tls->listen());
@@ -700,10 +698,8 @@ TEST_P(Rpc, StubPoolOverTls) {
     ASSERT_NE(nullptr, unverified);  // the handshake comes with the first call
     EXPECT_EQ(-1, echo(unverified, "refused", nullptr));
     EXPECT_EQ(0, strict->put_stub(tls->getsockname(), true));
-    std::unique_ptr<TLSContext> cctx(new_tls_context());
-    ASSERT_EQ(0, cctx->set_ca_cert(pki.pem("ca.pem").c_str()));
     std::shared_ptr<ISocketClient> tls_client(
-        new_tls_client(cctx.get(), new_tcp_socket_client(), true));
+        new_tls_client(pair.client.get(), new_tcp_socket_client(), true));
     std::unique_ptr<rpc::StubPool> pool(rpc::new_stub_pool(1000 * 1000, 1000 * 1000, tls_client));
     auto s = pool->get_stub(tls->getsockname(), false);
     ASSERT_NE(nullptr, s) << strerror(errno);

@@ -224,7 +224,8 @@ TEST(ThreadDumpVcpus, EveryVcpuAndAPlainOsThreadToo) {
         std::string t;
         std::atomic<int> r{-2};
         std::thread plain([&] { r = thread_dump(&t); });
-        while (r == -2) thread_usleep(1000);
+        // This vCPU must keep scheduling to answer the dump: a coroutine sleep.
+        EXPECT_TRUE(photon_test::wait_for([&] { return r != -2; }));
         plain.join();
         EXPECT_EQ(0, r.load());
         EXPECT_NE(std::string::npos, t.find("2 vCPU(s), 4 coroutine(s)")) << t;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <photon/thread/thread.h>
+#include <photon/thread/thread11.h>
 
 #include <chrono>
 #include <thread>
@@ -46,6 +47,30 @@ bool wait_for_off_vcpu(P pred, int max_ms = 5000) {
 // Lets the other ready coroutines of this vCPU run for a while.
 inline void run_others(int rounds = 20) {
     for (int i = 0; i < rounds; i++) photon::thread_yield();
+}
+
+// Calls f() while another coroutine of this vCPU spins (yielding) and
+// returns the turns that coroutine got: 0 if f() never left this coroutine,
+// about one per yield, and one per scheduler round for as long as a sleep
+// lasts (thousands in a millisecond). How a test says "does not wait" with an
+// event count (at most kTurnsOfAYield), where a bound on wall time would fail
+// on a loaded machine.
+constexpr int kTurnsOfAYield = 3;
+template <typename F>
+int turns_of_others_during(F f) {
+    int turns = 0;
+    bool stop = false;
+    auto jh = photon::thread_enable_join(photon::thread_create11([&] {
+        while (!stop) {
+            turns++;
+            photon::thread_yield();
+        }
+    }));
+    f();
+    int seen = turns;
+    stop = true;
+    photon::thread_join(jh);
+    return seen;
 }
 
 }  // namespace photon_test
