@@ -135,17 +135,22 @@ void huffman_encode(std::string_view s, std::string* out) {
 
 bool huffman_decode(const uint8_t* p, size_t n, std::string* out) {
     const auto& d = decoder();
+    // The shortest code is 5 bits: at most 8n/5 symbols, written in place.
+    size_t at = out->size();
+    out->resize(at + n * 8 / 5 + 1);
+    char* w = &(*out)[at];
     uint8_t state = 0;
     uint8_t flags = kAccept;
     for (size_t i = 0; i < n; i++) {
         for (int half = 0; half < 2; half++) {
             const Step& st = d.steps[state][half ? p[i] & 0xf : p[i] >> 4];
-            if (st.flags & kFail) return false;
-            if (st.flags & kEmit) out->push_back((char)st.sym);
+            if (st.flags & kFail) return out->resize(at), false;
+            if (st.flags & kEmit) *w++ = (char)st.sym;
             state = st.next;
             flags = st.flags;
         }
     }
+    out->resize((size_t)(w - out->data()));
     return (flags & kAccept) != 0;
 }
 

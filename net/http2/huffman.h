@@ -19,7 +19,7 @@ size_t huffman_encoded_size(std::string_view s);
 // Appends s coded, padded with ones to a byte.
 void huffman_encode(std::string_view s, std::string* out);
 // Appends the decoded n bytes at p to out: true, or false on a decoding
-// error (out then holds a part).
+// error (out then is as it was).
 bool huffman_decode(const uint8_t* p, size_t n, std::string* out);
 
 }  // namespace http2
