@@ -46,7 +46,7 @@
 #include <utility>
 
 #include <photon/common/detail/lockfree_queue_ring.h>  // LockfreeRingQueueBase, FlexQueue
-#include <photon/common/detail/lockfree_queue_wait.h>  // blocking_ops, SendBackoff
+#include <photon/common/detail/lockfree_queue_wait.h>  // blocking_ops, SendBackoff, channel_ops
 #include <photon/common/utility.h>
 #include <photon/thread/thread.h>
 
@@ -460,28 +460,25 @@ namespace common {
 // with a fixed N) whose recv() parks the calling coroutine while the queue is empty, and whose
 // send() wakes it. recv() must run on a vCPU; send() may run anywhere (pick the Pause that fits:
 // ThreadPause, the default, for OS threads, PhotonPause for coroutines). The inherited push()
-// and pop() wake nobody: a parked peer then notices within 100 ms.
-//
-// Wake-ups: a consumer that finds the queue empty yields up to max_yield_turn times within
-// max_yield_usec, then sleeps on queue_sem. send() signals it only while fewer wake-ups than
-// idle consumers are in flight (`pending` mirrors queue_sem's count), so bursts never pile up
-// tokens; a seq_cst fence in send() against the seq_cst increment of `idler` ensures that a
-// consumer either sees the item or gets signalled.
+// and pop() wake nobody: a parked peer then notices within 100 ms. send(), recv() and
+// notification_pending() come from channel_ops (detail/lockfree_queue_wait.h).
 template <typename QueueType>
-class RingChannel : public QueueType {
+class RingChannel
+    : public QueueType,
+      public lockfree_detail::channel_ops<RingChannel<QueueType>,
+                                          decltype(std::declval<QueueType>().recv())> {
 protected:
-    photon::semaphore queue_sem;
-    std::atomic<uint64_t> idler{0};    // consumers past their first failed pop
-    std::atomic<uint64_t> pending{0};  // signals of queue_sem not yet taken
-    photon::semaphore send_sem;
-    std::atomic<uint64_t> send_waiters{0};
-    std::atomic<uint64_t> send_pending{0};
-    uint64_t default_yield_turn = 1024;
-    uint64_t default_yield_usec = 1024;
-
     using T = decltype(std::declval<QueueType>().recv());
 
+private:
+    using Ops = lockfree_detail::channel_ops<RingChannel, T>;
+    friend Ops;
+    QueueType& ring_queue() { return *this; }
+
 public:
+    using Ops::notification_pending;
+    using Ops::recv;
+    using Ops::send;
     using QueueType::empty;
     using QueueType::full;
     using QueueType::pop;
@@ -491,52 +488,24 @@ public:
 
     RingChannel() = default;
     explicit RingChannel(uint64_t max_yield_turn, uint64_t max_yield_usec)
-        : default_yield_turn(max_yield_turn), default_yield_usec(max_yield_usec) {}
-
-    // Pushes x, waiting for room as Pause says (see SendBackoff), then wakes an idle consumer.
-    template <typename Pause = ThreadPause>
-    void send(const T& x) {
-        SendBackoff<T>::template push_backoff<Pause>(
-            x, [this](const T& v) { return this->push(v); }, default_yield_turn, default_yield_usec,
-            send_sem, send_waiters, send_pending);
-        lockfree_detail::wake_one(queue_sem, idler, pending);
-    }
-
-    // Pops an item, parking the coroutine while there is none. Call on a vCPU.
-    T recv(uint64_t max_yield_turn, uint64_t max_yield_usec) {
-        T x;
-        if (!this->pop(x)) {
-            photon::thread_yield();  // also refreshes photon::now for the yield budget
-            lockfree_detail::park_until([&] { return this->pop(x); }, queue_sem, idler, pending,
-                                        max_yield_turn, max_yield_usec);
-        }
-        SendBackoff<T>::notify_senders(send_sem, send_waiters, send_pending);
-        return x;
-    }
-    T recv() { return recv(default_yield_turn, default_yield_usec); }
-
-    // Wake-ups signalled and not yet taken; never more than the consumers that were idle.
-    uint64_t notification_pending() const { return pending.load(std::memory_order_acquire); }
+        : Ops(max_yield_turn, max_yield_usec) {}
 };
 
 // RingChannel over a run-time sized Flex queue, which it owns (a Flex queue's slots follow it in
 // memory, so the channel cannot derive from it). Make it with create(), end it with destroy().
 template <typename FlexQueueType>
-class FlexRingChannel {
-    FlexQueueType* queue_;
-    photon::semaphore queue_sem_;
-    std::atomic<uint64_t> idler_{0};
-    std::atomic<uint64_t> pending_{0};
-    photon::semaphore send_sem_;
-    std::atomic<uint64_t> send_waiters_{0};
-    std::atomic<uint64_t> send_pending_{0};
-    uint64_t default_yield_turn_ = 1024;
-    uint64_t default_yield_usec_ = 1024;
-
+class FlexRingChannel
+    : lockfree_detail::channel_queue<FlexQueueType>,
+      public lockfree_detail::channel_ops<FlexRingChannel<FlexQueueType>,
+                                          decltype(std::declval<FlexQueueType>().recv())> {
     using T = decltype(std::declval<FlexQueueType>().recv());
+    using Ops = lockfree_detail::channel_ops<FlexRingChannel, T>;
+    friend Ops;
+    using lockfree_detail::channel_queue<FlexQueueType>::queue_;
 
     FlexRingChannel(FlexQueueType* q, uint64_t yield_turn, uint64_t yield_usec)
-        : queue_(q), default_yield_turn_(yield_turn), default_yield_usec_(yield_usec) {}
+        : lockfree_detail::channel_queue<FlexQueueType>{q}, Ops(yield_turn, yield_usec) {}
+    FlexQueueType& ring_queue() { return *queue_; }
 
 public:
     ~FlexRingChannel() = default;
@@ -564,32 +533,10 @@ public:
         delete ch;
     }
 
-    template <typename Pause = ThreadPause>
-    void send(const T& x) {
-        SendBackoff<T>::template push_backoff<Pause>(
-            x, [this](const T& v) { return queue_->push(v); }, default_yield_turn_,
-            default_yield_usec_, send_sem_, send_waiters_, send_pending_);
-        lockfree_detail::wake_one(queue_sem_, idler_, pending_);
-    }
-
-    T recv(uint64_t max_yield_turn, uint64_t max_yield_usec) {
-        T x;
-        if (!queue_->pop(x)) {
-            photon::thread_yield();
-            lockfree_detail::park_until([&] { return queue_->pop(x); }, queue_sem_, idler_,
-                                        pending_, max_yield_turn, max_yield_usec);
-        }
-        SendBackoff<T>::notify_senders(send_sem_, send_waiters_, send_pending_);
-        return x;
-    }
-    T recv() { return recv(default_yield_turn_, default_yield_usec_); }
-
     bool empty() const { return queue_->empty(); }
     bool full() const { return queue_->full(); }
     size_t read_available() const { return queue_->read_available(); }
     size_t write_available() const { return queue_->write_available(); }
-
-    uint64_t notification_pending() const { return pending_.load(std::memory_order_acquire); }
 };
 
 }  // namespace common

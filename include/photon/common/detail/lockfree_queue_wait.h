@@ -1,7 +1,7 @@
 // The waiting half of <photon/common/lockfree_queue.h>, written once for the queues and
 // channels that block: blocking_ops (send/recv and their batch forms, retrying push/pop with
-// a Pause policy), and the parking on a semaphore and SendBackoff that the channels' send/recv
-// use. Not API on its own: include lockfree_queue.h, which defines
+// a Pause policy) and channel_ops (RingChannel's and FlexRingChannel's parking send/recv, on
+// SendBackoff and a semaphore). Not API on its own: include lockfree_queue.h, which defines
 // the Pause policies declared here.
 #pragma once
 
@@ -187,4 +187,69 @@ struct SendBackoff {
 };
 
 }  // namespace common
+
+namespace lockfree_detail {
+
+// FlexRingChannel's queue, a base ahead of channel_ops so that it stays the channel's first
+// member.
+template <typename Q>
+struct channel_queue {
+    Q* queue_;
+};
+
+// A channel's wait state and its parking send/recv (CRTP base of RingChannel and
+// FlexRingChannel; Channel::ring_queue() is its queue of T items). The members keep the names
+// RingChannel's subclasses know.
+//
+// Wake-ups: a consumer that finds the queue empty yields up to max_yield_turn times within
+// max_yield_usec, then sleeps on queue_sem. send() signals it only while fewer wake-ups than
+// idle consumers are in flight (`pending` mirrors queue_sem's count), so bursts never pile up
+// tokens; a seq_cst fence in send() against the seq_cst increment of `idler` ensures that a
+// consumer either sees the item or gets signalled.
+template <typename Channel, typename T>
+class channel_ops {
+protected:
+    photon::semaphore queue_sem;
+    std::atomic<uint64_t> idler{0};    // consumers past their first failed pop
+    std::atomic<uint64_t> pending{0};  // signals of queue_sem not yet taken
+    photon::semaphore send_sem;
+    std::atomic<uint64_t> send_waiters{0};
+    std::atomic<uint64_t> send_pending{0};
+    uint64_t default_yield_turn = 1024;
+    uint64_t default_yield_usec = 1024;
+
+    channel_ops() = default;
+    channel_ops(uint64_t yield_turn, uint64_t yield_usec)
+        : default_yield_turn(yield_turn), default_yield_usec(yield_usec) {}
+
+public:
+    // Pushes x, waiting for room as Pause says (see SendBackoff), then wakes an idle consumer.
+    template <typename Pause = ThreadPause>
+    void send(const T& x) {
+        Channel* self = static_cast<Channel*>(this);
+        common::SendBackoff<T>::template push_backoff<Pause>(
+            x, [self](const T& v) { return self->ring_queue().push(v); }, default_yield_turn,
+            default_yield_usec, send_sem, send_waiters, send_pending);
+        wake_one(queue_sem, idler, pending);
+    }
+
+    // Pops an item, parking the coroutine while there is none. Call on a vCPU.
+    T recv(uint64_t max_yield_turn, uint64_t max_yield_usec) {
+        Channel* self = static_cast<Channel*>(this);
+        T x;
+        if (!self->ring_queue().pop(x)) {
+            photon::thread_yield();  // also refreshes photon::now for the yield budget
+            park_until([self, &x] { return self->ring_queue().pop(x); }, queue_sem, idler, pending,
+                       max_yield_turn, max_yield_usec);
+        }
+        common::SendBackoff<T>::notify_senders(send_sem, send_waiters, send_pending);
+        return x;
+    }
+    T recv() { return recv(default_yield_turn, default_yield_usec); }
+
+    // Wake-ups signalled and not yet taken; never more than the consumers that were idle.
+    uint64_t notification_pending() const { return pending.load(std::memory_order_acquire); }
+};
+
+}  // namespace lockfree_detail
 }  // namespace photon
