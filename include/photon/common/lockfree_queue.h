@@ -6,6 +6,9 @@
 //   LockfreeSPSCRingQueue<T, N>       one producer and one consumer (the only one fit for IPC)
 //   Flex...<T>                        the same with the capacity chosen at run time (create)
 //
+// The ring machinery, FlexQueue included, is in detail/lockfree_queue_ring.h; the waiting
+// send/recv that several classes share, in detail/lockfree_queue_wait.h.
+//
 // Capacity: N (or create(c)) is rounded up to a power of two, at least 2, and the queue holds
 // exactly that many items. push() on a full queue returns false and overwrites nothing; pop() on
 // an empty one returns false; the batch calls move as many as fit and return the count. T must be
@@ -35,18 +38,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
 #include <new>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
-#include <photon/common/timeout.h>
+#include <photon/common/detail/lockfree_queue_ring.h>  // LockfreeRingQueueBase, FlexQueue
+#include <photon/common/detail/lockfree_queue_wait.h>  // blocking_ops, SendBackoff, channel_ops
 #include <photon/common/utility.h>
 #include <photon/thread/thread.h>
 
@@ -63,262 +63,6 @@ struct ThreadPause : PauseBase {
 // Only on a vCPU: lets the other coroutines run.
 struct PhotonPause : PauseBase {
     __FORCE_INLINE__ static void pause() { photon::thread_yield(); }
-};
-
-// Photon uses 128 on Apple Silicon, which this library does not target.
-struct CPUCacheLine {
-    constexpr static size_t SIZE = 64;
-};
-
-template <typename T>
-struct is_shared_ptr : std::false_type {};
-template <typename T>
-struct is_shared_ptr<std::shared_ptr<T>> : std::true_type {};
-
-namespace photon {
-namespace lockfree_detail {
-
-// The smallest power of two >= c, at least 2: a ring of 1 could not tell full from empty.
-constexpr size_t ring_capacity(size_t c) {
-    return c <= 2 ? 2 : size_t(1) << (64 - __builtin_clzll(c - 1));
-}
-
-// Run-time capacities above this are refused: their byte counts could overflow.
-constexpr size_t kMaxRuntimeCapacity = size_t(1) << 48;
-
-// t - h as a signed count; negative when recv() claimed positions the producers have not reached.
-inline ptrdiff_t distance(size_t h, size_t t) { return (ptrdiff_t)(t - h); }
-
-inline size_t clamp_count(ptrdiff_t d, size_t capacity) {
-    return d <= 0 ? 0 : ((size_t)d > capacity ? capacity : (size_t)d);
-}
-
-template <typename T>
-void copy_in(T* dst, const T* src, size_t n, std::true_type /* trivially copyable */) {
-    if (n) memcpy((void*)dst, (const void*)src, n * sizeof(T));
-}
-template <typename T>
-void copy_in(T* dst, const T* src, size_t n, std::false_type) {
-    std::copy(src, src + n, dst);
-}
-template <typename T>
-void copy_in(T* dst, const T* src, size_t n) {
-    copy_in(dst, src, n, std::is_trivially_copyable<T>());
-}
-
-template <typename T>
-void move_out(T* dst, T* src, size_t n, std::true_type /* trivially copyable */) {
-    if (n) memcpy((void*)dst, (const void*)src, n * sizeof(T));
-}
-template <typename T>
-void move_out(T* dst, T* src, size_t n, std::false_type) {
-    std::move(src, src + n, dst);
-}
-template <typename T>
-void move_out(T* dst, T* src, size_t n) {
-    move_out(dst, src, n, std::is_trivially_copyable<T>());
-}
-
-// Waiting for another OS thread to finish a step: spin a little, then give the CPU away, as
-// that thread may be preempted on this very CPU.
-struct backoff {
-    uint32_t rounds = 0;
-    void pause() {
-        if (rounds++ < 64)
-            spin_wait();
-        else
-            std::this_thread::yield();
-    }
-};
-
-// Sleeps the coroutine on a vCPU (its neighbours keep running), else the OS thread.
-inline void nap(uint64_t usec) {
-    usec = std::min<uint64_t>(usec, 1000 * 1000);
-    if (CURRENT)
-        thread_usleep(usec);
-    else
-        std::this_thread::sleep_for(std::chrono::microseconds(usec));
-}
-
-// The longest a parked waiter sleeps before it looks again; bounds the cost of a lost wake-up.
-constexpr uint64_t kParkUs = 100 * 1000;
-
-// Wakes one parked waiter if any waits and fewer wake-ups than waiters are in flight; `pending`
-// mirrors the semaphore's count, so a burst cannot pile up stale tokens.
-inline void wake_one(semaphore& sem, std::atomic<uint64_t>& waiters,
-                     std::atomic<uint64_t>& pending) {
-    // Dekker pairing with the seq_cst increment in park_until(): either the waiter's next try
-    // sees what we just did to the queue, or we see it waiting here.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    uint64_t w = waiters.load(std::memory_order_seq_cst);
-    if (w == 0) return;
-    uint64_t p = pending.load(std::memory_order_acquire);
-    for (;;) {
-        if (p >= w) {
-            uint64_t fresh = waiters.load(std::memory_order_relaxed);
-            if (fresh <= w) return;
-            w = fresh;
-            continue;
-        }
-        if (pending.compare_exchange_weak(p, p + 1, std::memory_order_acq_rel,
-                                          std::memory_order_acquire)) {
-            sem.signal(1);
-            return;
-        }
-    }
-}
-
-// Retries attempt() until it succeeds: yields the coroutine up to `turns` times within `usec`,
-// then sleeps on `sem` (at most kParkUs) until wake_one() or the timeout, and starts over.
-template <typename Attempt>
-void park_until(Attempt&& attempt, semaphore& sem, std::atomic<uint64_t>& waiters,
-                std::atomic<uint64_t>& pending, uint64_t turns, uint64_t usec) {
-    waiters.fetch_add(1, std::memory_order_seq_cst);
-    DEFER(waiters.fetch_sub(1, std::memory_order_seq_cst));
-    Timeout budget(usec);
-    uint64_t left = turns;
-    while (!attempt()) {
-        if (left > 0 && !budget.expired()) {
-            left--;
-            thread_yield();
-            continue;
-        }
-        // Only a taken token is mirrored; a timeout or failure left the count alone.
-        if (sem.wait(1, kParkUs) == 0) pending.fetch_sub(1, std::memory_order_acq_rel);
-        left = turns;
-        budget.timeout(usec);
-    }
-}
-
-}  // namespace lockfree_detail
-}  // namespace photon
-
-// State shared by the queues: the two cursors on their own cache lines and the capacity.
-// Positions grow without bound; a position's slot is idx(pos) and its lap around the ring
-// turn(pos).
-template <typename T, size_t N>
-class LockfreeRingQueueBase {
-public:
-    static_assert((std::is_trivially_copy_constructible<T>::value &&
-                   std::is_trivially_copy_assignable<T>::value) ||
-                      is_shared_ptr<T>::value,
-                  "T should be trivially copyable (or a std::shared_ptr)");
-
-    constexpr static size_t SLOTS_NUM = N ? photon::lockfree_detail::ring_capacity(N) : 0;
-
-    const size_t capacity;
-    const size_t mask;
-    const size_t shift;
-    const size_t lshift;
-
-    alignas(CPUCacheLine::SIZE) std::atomic<size_t> tail{0};
-    alignas(CPUCacheLine::SIZE) std::atomic<size_t> head{0};
-
-    // For the Flex queues: capacity c rounded up.
-    explicit LockfreeRingQueueBase(size_t c)
-        : capacity(photon::lockfree_detail::ring_capacity(c)),
-          mask(capacity - 1),
-          shift(__builtin_ctzll(capacity)),
-          lshift(8 * sizeof(size_t) - shift) {}
-
-    // For the fixed queues: capacity N rounded up.
-    LockfreeRingQueueBase() : LockfreeRingQueueBase(N) {
-        static_assert(N > 0, "N = 0 is for the Flex queues; give the fixed queue a capacity");
-    }
-
-    bool empty() const { return read_available() == 0; }
-    bool full() const { return write_available() == 0; }
-
-    // Items claimed by producers and not yet by consumers. Head is read first: tail only grows,
-    // so a later tail is never behind it in push/pop use.
-    size_t read_available() const {
-        size_t h = head.load(std::memory_order_acquire);
-        size_t t = tail.load(std::memory_order_acquire);
-        return photon::lockfree_detail::clamp_count(photon::lockfree_detail::distance(h, t),
-                                                    capacity);
-    }
-
-    size_t write_available() const {
-        size_t t = tail.load(std::memory_order_acquire);
-        size_t h = head.load(std::memory_order_acquire);
-        return capacity - photon::lockfree_detail::clamp_count(
-                              photon::lockfree_detail::distance(h, t), capacity);
-    }
-
-protected:
-    bool check_mask_equal(size_t x, size_t y) const { return ((x ^ y) & mask) == 0; }
-    bool check_empty(size_t h, size_t t) const {
-        return photon::lockfree_detail::distance(h, t) <= 0;
-    }
-    bool check_full(size_t h, size_t t) const {
-        return photon::lockfree_detail::distance(h, t) >= (ptrdiff_t)capacity;
-    }
-    size_t idx(size_t x) const { return x & mask; }
-    size_t turn(size_t x) const { return x >> shift; }
-};
-
-// A queue Q<T, 0> whose slots follow it in one allocation sized for capacity c. T is Q's slot
-// type (the Flex... aliases get it right). Not copyable; make it with create() or init_on().
-template <typename T, typename Q>
-class FlexQueue : public Q {
-    static_assert(std::is_same<T, typename Q::slot_type>::value,
-                  "FlexQueue<T, Q>: T must be Q's slot type; use the Flex... aliases");
-
-protected:
-    FlexQueue(size_t c) : Q(c) {
-        for (size_t i = 0; i < this->capacity; i++) new (&this->slots[i]) T();
-    }
-    ~FlexQueue() {
-        for (size_t i = 0; i < this->capacity; i++) this->slots[i].~T();
-    }
-
-public:
-    // A queue on fresh cache-aligned memory; nullptr with errno EINVAL (c too large) or ENOMEM.
-    static FlexQueue* create(size_t c) {
-        size_t space = required_space(c);
-        if (space == 0) return errno = EINVAL, nullptr;
-        void* ptr = nullptr;
-        int err = posix_memalign(&ptr, alignment(), space);
-        if (err) return errno = err, nullptr;
-        memset(ptr, 0, space);
-        return new (ptr) FlexQueue(c);
-    }
-
-    // Bytes init_on() needs for capacity c; 0 if c is too large.
-    static size_t required_space(size_t c) {
-        if (c > photon::lockfree_detail::kMaxRuntimeCapacity) return 0;
-        size_t slots_bytes;
-        if (__builtin_mul_overflow(photon::lockfree_detail::ring_capacity(c), sizeof(T),
-                                   &slots_bytes))
-            return 0;
-        size_t total;
-        if (__builtin_add_overflow(sizeof(Q), slots_bytes, &total)) return 0;
-        return total;
-    }
-
-    // Builds a fresh, empty queue in caller memory of required_space(c) bytes aligned to
-    // CPUCacheLine::SIZE; nullptr with errno EINVAL for a null or misaligned ptr or a huge c.
-    static FlexQueue* init_on(void* ptr, size_t c) {
-        if (!ptr || (uintptr_t)ptr % alignof(FlexQueue) || required_space(c) == 0)
-            return errno = EINVAL, nullptr;
-        return new (ptr) FlexQueue(c);
-    }
-
-    // Destroys the queue and the items left in it, but not its memory (nullptr: no-op).
-    static void deinit(FlexQueue* q) {
-        if (q) q->~FlexQueue();
-    }
-
-    // deinit() and free() for a queue from create().
-    static void destroy(FlexQueue* q) {
-        deinit(q);
-        free(q);
-    }
-
-private:
-    static constexpr size_t alignment() {
-        return alignof(FlexQueue) > CPUCacheLine::SIZE ? alignof(FlexQueue) : CPUCacheLine::SIZE;
-    }
 };
 
 // Multi-producer multi-consumer ring (Vyukov-style): each slot carries a mark saying whose turn
@@ -450,7 +194,9 @@ using FlexLockfreeMPMCRingQueue =
 // read_tail up to write_head, copy out, then release in order by advancing head. A thread
 // stalled between reserve and publish holds up later publishers (they spin, then yield).
 template <typename T, size_t N>
-class LockfreeBatchMPMCRingQueue : public LockfreeRingQueueBase<T, N> {
+class LockfreeBatchMPMCRingQueue
+    : public LockfreeRingQueueBase<T, N>,
+      public photon::lockfree_detail::blocking_ops<LockfreeBatchMPMCRingQueue<T, N>, T> {
 protected:
     using Base = LockfreeRingQueueBase<T, N>;
     using Base::check_empty;
@@ -492,7 +238,7 @@ public:
         copy_around(wt, wn, [&](T* slot, size_t k, size_t done) {
             photon::lockfree_detail::copy_in(slot, x + done, k);
         });
-        publish_in_order(write_head, wt, wn);
+        photon::lockfree_detail::publish_in_order(write_head, wt, wn);
         return wn;
     }
 
@@ -517,51 +263,11 @@ public:
         copy_around(rt, rn, [&](T* slot, size_t k, size_t done) {
             photon::lockfree_detail::move_out(x + done, slot, k);
         });
-        publish_in_order(head, rt, rn);
+        photon::lockfree_detail::publish_in_order(head, rt, rn);
         return rn;
     }
 
     bool pop(T& x) { return pop_batch(&x, 1) == 1; }
-
-    template <typename Pause = ThreadPause>
-    T recv() {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        T ret;
-        while (!pop(ret)) Pause::pause();
-        return ret;
-    }
-
-    template <typename Pause = ThreadPause>
-    void send(const T& x) {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        while (!push(x)) Pause::pause();
-    }
-
-    // Pushes all n items, pausing whenever the queue is full.
-    template <typename Pause = ThreadPause>
-    void send_batch(const T* x, size_t n) {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        while (n) {
-            size_t cnt;
-            while ((cnt = push_batch(x, n)) == 0) Pause::pause();
-            x += cnt;
-            n -= cnt;
-        }
-    }
-
-    // Pops between 1 and n items (n > 0), pausing while none is ready.
-    template <typename Pause = ThreadPause>
-    size_t recv_batch(T* x, size_t n) {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        if (n == 0) return 0;
-        size_t ret;
-        while ((ret = pop_batch(x, n)) == 0) Pause::pause();
-        return ret;
-    }
 
     // Nothing reserved by producers that consumers have not released.
     bool empty() const {
@@ -599,14 +305,6 @@ protected:
         fn(&slots[first], part, 0);
         if (part < n) fn(&slots[0], n - part, part);
     }
-
-    // Moves `cursor` from pos to pos + n once the runs reserved before ours have moved it to pos.
-    static void publish_in_order(std::atomic<size_t>& cursor, size_t pos, size_t n) {
-        photon::lockfree_detail::backoff wait;
-        while (cursor.load(std::memory_order_acquire) != pos) wait.pause();
-        // Release: our slot copies, and transitively the earlier runs', precede the new cursor.
-        cursor.store(pos + n, std::memory_order_release);
-    }
 };
 
 template <typename T>
@@ -616,7 +314,9 @@ using FlexLockfreeBatchMPMCRingQueue = FlexQueue<T, LockfreeBatchMPMCRingQueue<T
 // calls from one thread at a time (serialize more with a lock). Wait-free; fit for shared memory
 // between processes.
 template <typename T, size_t N>
-class LockfreeSPSCRingQueue : public LockfreeRingQueueBase<T, N> {
+class LockfreeSPSCRingQueue
+    : public LockfreeRingQueueBase<T, N>,
+      public photon::lockfree_detail::blocking_ops<LockfreeSPSCRingQueue<T, N>, T> {
 protected:
     using Base = LockfreeRingQueueBase<T, N>;
     using Base::head;
@@ -716,46 +416,6 @@ public:
         return n;
     }
 
-    template <typename Pause = ThreadPause>
-    T recv() {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        T ret;
-        while (!pop(ret)) Pause::pause();
-        return ret;
-    }
-
-    template <typename Pause = ThreadPause>
-    void send(const T& x) {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        while (!push(x)) Pause::pause();
-    }
-
-    // Pushes all n items, pausing whenever the queue is full.
-    template <typename Pause = ThreadPause>
-    void send_batch(const T* x, size_t n) {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        while (n) {
-            size_t cnt;
-            while ((cnt = push_batch(x, n)) == 0) Pause::pause();
-            x += cnt;
-            n -= cnt;
-        }
-    }
-
-    // Pops between 1 and n items (n > 0), pausing while the queue is empty.
-    template <typename Pause = ThreadPause>
-    size_t recv_batch(T* x, size_t n) {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "BusyPause should be derived by PauseBase");
-        if (n == 0) return 0;
-        size_t ret;
-        while ((ret = pop_batch(x, n)) == 0) Pause::pause();
-        return ret;
-    }
-
 protected:
     // Producer side: free slots at tail t, re-reading head only if the last view shows < want.
     size_t free_slots(size_t t, size_t want) {
@@ -796,82 +456,29 @@ using FlexLockfreeSPSCRingQueue = FlexQueue<T, LockfreeSPSCRingQueue<T, 0>>;
 namespace photon {
 namespace common {
 
-// How a channel's send() waits for room in a full queue, by Pause:
-//  PhotonPause  yield the coroutine a while, then sleep on send_sem until recv() frees a slot
-//               (notify_senders) or 100 ms pass; needs a vCPU.
-//  ThreadPause  yield the OS thread a while, then nap yield_usec (the coroutine on a vCPU).
-//  other        Pause::pause() between tries.
-template <typename T>
-struct SendBackoff {
-    // Called after a pop: wakes one parked sender, if any and none is being woken already.
-    static void notify_senders(photon::semaphore& send_sem, std::atomic<uint64_t>& send_waiters,
-                               std::atomic<uint64_t>& send_pending) {
-        lockfree_detail::wake_one(send_sem, send_waiters, send_pending);
-    }
-
-    template <typename Pause = ThreadPause, typename PushFn,
-              ENABLE_IF(std::is_same<Pause, PhotonPause>::value)>
-    static void push_backoff(const T& x, PushFn push_fn, uint64_t yield_turn, uint64_t yield_usec,
-                             photon::semaphore& send_sem, std::atomic<uint64_t>& send_waiters,
-                             std::atomic<uint64_t>& send_pending) {
-        if (push_fn(x)) return;
-        lockfree_detail::park_until([&] { return push_fn(x); }, send_sem, send_waiters,
-                                    send_pending, yield_turn, yield_usec);
-    }
-
-    template <typename Pause = ThreadPause, typename PushFn,
-              ENABLE_IF(std::is_same<Pause, ThreadPause>::value)>
-    static void push_backoff(const T& x, PushFn push_fn, uint64_t yield_turn, uint64_t yield_usec,
-                             photon::semaphore&, std::atomic<uint64_t>&, std::atomic<uint64_t>&) {
-        using clock = std::chrono::steady_clock;
-        auto budget = std::chrono::microseconds(std::min<uint64_t>(yield_usec, 1000 * 1000));
-        while (!push_fn(x)) {
-            auto deadline = clock::now() + budget;
-            for (uint64_t left = yield_turn; left > 0 && clock::now() < deadline; left--) {
-                std::this_thread::yield();
-                if (push_fn(x)) return;
-            }
-            lockfree_detail::nap(yield_usec);
-        }
-    }
-
-    template <typename Pause = ThreadPause, typename PushFn,
-              ENABLE_IF(!std::is_same<Pause, PhotonPause>::value &&
-                        !std::is_same<Pause, ThreadPause>::value)>
-    static void push_backoff(const T& x, PushFn push_fn, uint64_t, uint64_t, photon::semaphore&,
-                             std::atomic<uint64_t>&, std::atomic<uint64_t>&) {
-        static_assert(std::is_base_of<PauseBase, Pause>::value,
-                      "Pause should be derived by PauseBase");
-        while (!push_fn(x)) Pause::pause();
-    }
-};
-
 // A lock-free queue (LockfreeMPMCRingQueue, LockfreeBatchMPMCRingQueue or LockfreeSPSCRingQueue
 // with a fixed N) whose recv() parks the calling coroutine while the queue is empty, and whose
 // send() wakes it. recv() must run on a vCPU; send() may run anywhere (pick the Pause that fits:
 // ThreadPause, the default, for OS threads, PhotonPause for coroutines). The inherited push()
-// and pop() wake nobody: a parked peer then notices within 100 ms.
-//
-// Wake-ups: a consumer that finds the queue empty yields up to max_yield_turn times within
-// max_yield_usec, then sleeps on queue_sem. send() signals it only while fewer wake-ups than
-// idle consumers are in flight (`pending` mirrors queue_sem's count), so bursts never pile up
-// tokens; a seq_cst fence in send() against the seq_cst increment of `idler` ensures that a
-// consumer either sees the item or gets signalled.
+// and pop() wake nobody: a parked peer then notices within 100 ms. send(), recv() and
+// notification_pending() come from channel_ops (detail/lockfree_queue_wait.h).
 template <typename QueueType>
-class RingChannel : public QueueType {
+class RingChannel
+    : public QueueType,
+      public lockfree_detail::channel_ops<RingChannel<QueueType>,
+                                          decltype(std::declval<QueueType>().recv())> {
 protected:
-    photon::semaphore queue_sem;
-    std::atomic<uint64_t> idler{0};    // consumers past their first failed pop
-    std::atomic<uint64_t> pending{0};  // signals of queue_sem not yet taken
-    photon::semaphore send_sem;
-    std::atomic<uint64_t> send_waiters{0};
-    std::atomic<uint64_t> send_pending{0};
-    uint64_t default_yield_turn = 1024;
-    uint64_t default_yield_usec = 1024;
-
     using T = decltype(std::declval<QueueType>().recv());
 
+private:
+    using Ops = lockfree_detail::channel_ops<RingChannel, T>;
+    friend Ops;
+    QueueType& ring_queue() { return *this; }
+
 public:
+    using Ops::notification_pending;
+    using Ops::recv;
+    using Ops::send;
     using QueueType::empty;
     using QueueType::full;
     using QueueType::pop;
@@ -881,52 +488,24 @@ public:
 
     RingChannel() = default;
     explicit RingChannel(uint64_t max_yield_turn, uint64_t max_yield_usec)
-        : default_yield_turn(max_yield_turn), default_yield_usec(max_yield_usec) {}
-
-    // Pushes x, waiting for room as Pause says (see SendBackoff), then wakes an idle consumer.
-    template <typename Pause = ThreadPause>
-    void send(const T& x) {
-        SendBackoff<T>::template push_backoff<Pause>(
-            x, [this](const T& v) { return this->push(v); }, default_yield_turn, default_yield_usec,
-            send_sem, send_waiters, send_pending);
-        lockfree_detail::wake_one(queue_sem, idler, pending);
-    }
-
-    // Pops an item, parking the coroutine while there is none. Call on a vCPU.
-    T recv(uint64_t max_yield_turn, uint64_t max_yield_usec) {
-        T x;
-        if (!this->pop(x)) {
-            photon::thread_yield();  // also refreshes photon::now for the yield budget
-            lockfree_detail::park_until([&] { return this->pop(x); }, queue_sem, idler, pending,
-                                        max_yield_turn, max_yield_usec);
-        }
-        SendBackoff<T>::notify_senders(send_sem, send_waiters, send_pending);
-        return x;
-    }
-    T recv() { return recv(default_yield_turn, default_yield_usec); }
-
-    // Wake-ups signalled and not yet taken; never more than the consumers that were idle.
-    uint64_t notification_pending() const { return pending.load(std::memory_order_acquire); }
+        : Ops(max_yield_turn, max_yield_usec) {}
 };
 
 // RingChannel over a run-time sized Flex queue, which it owns (a Flex queue's slots follow it in
 // memory, so the channel cannot derive from it). Make it with create(), end it with destroy().
 template <typename FlexQueueType>
-class FlexRingChannel {
-    FlexQueueType* queue_;
-    photon::semaphore queue_sem_;
-    std::atomic<uint64_t> idler_{0};
-    std::atomic<uint64_t> pending_{0};
-    photon::semaphore send_sem_;
-    std::atomic<uint64_t> send_waiters_{0};
-    std::atomic<uint64_t> send_pending_{0};
-    uint64_t default_yield_turn_ = 1024;
-    uint64_t default_yield_usec_ = 1024;
-
+class FlexRingChannel
+    : lockfree_detail::channel_queue<FlexQueueType>,
+      public lockfree_detail::channel_ops<FlexRingChannel<FlexQueueType>,
+                                          decltype(std::declval<FlexQueueType>().recv())> {
     using T = decltype(std::declval<FlexQueueType>().recv());
+    using Ops = lockfree_detail::channel_ops<FlexRingChannel, T>;
+    friend Ops;
+    using lockfree_detail::channel_queue<FlexQueueType>::queue_;
 
     FlexRingChannel(FlexQueueType* q, uint64_t yield_turn, uint64_t yield_usec)
-        : queue_(q), default_yield_turn_(yield_turn), default_yield_usec_(yield_usec) {}
+        : lockfree_detail::channel_queue<FlexQueueType>{q}, Ops(yield_turn, yield_usec) {}
+    FlexQueueType& ring_queue() { return *queue_; }
 
 public:
     ~FlexRingChannel() = default;
@@ -954,32 +533,10 @@ public:
         delete ch;
     }
 
-    template <typename Pause = ThreadPause>
-    void send(const T& x) {
-        SendBackoff<T>::template push_backoff<Pause>(
-            x, [this](const T& v) { return queue_->push(v); }, default_yield_turn_,
-            default_yield_usec_, send_sem_, send_waiters_, send_pending_);
-        lockfree_detail::wake_one(queue_sem_, idler_, pending_);
-    }
-
-    T recv(uint64_t max_yield_turn, uint64_t max_yield_usec) {
-        T x;
-        if (!queue_->pop(x)) {
-            photon::thread_yield();
-            lockfree_detail::park_until([&] { return queue_->pop(x); }, queue_sem_, idler_,
-                                        pending_, max_yield_turn, max_yield_usec);
-        }
-        SendBackoff<T>::notify_senders(send_sem_, send_waiters_, send_pending_);
-        return x;
-    }
-    T recv() { return recv(default_yield_turn_, default_yield_usec_); }
-
     bool empty() const { return queue_->empty(); }
     bool full() const { return queue_->full(); }
     size_t read_available() const { return queue_->read_available(); }
     size_t write_available() const { return queue_->write_available(); }
-
-    uint64_t notification_pending() const { return pending_.load(std::memory_order_acquire); }
 };
 
 }  // namespace common
