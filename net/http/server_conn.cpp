@@ -170,10 +170,7 @@ ssize_t ConnStream::timed(F f) {
     uint64_t t0 = guarded ? __update_now() : 0;
     ssize_t r = f();
     if (guarded) rate_.account(__update_now() - t0, r);
-    if (r > 0) {
-        sent_ += (uint64_t)r;
-        c_->metrics->sent((uint64_t)r);
-    }
+    if (r > 0) c_->metrics->sent((uint64_t)r);
     return r;
 }
 

@@ -135,8 +135,6 @@ public:
     // bytes itself), and holds the next write again if the response head is
     // still to come (a 100 Continue went first).
     int flush_for_read();
-    // Bytes written to the socket for this connection (held ones not yet).
-    uint64_t bytes_sent() const { return sent_; }
     // connection_stream(): sends what is held and holds nothing more.
     int take_over();
     bool taken_over() const { return taken_over_; }
@@ -184,7 +182,6 @@ private:
 
     Connection* c_;
     std::string held_;
-    uint64_t sent_ = 0;
     bool hold_ = false;
     bool writing_ = false;
     bool taken_over_ = false;
