@@ -239,7 +239,6 @@ int HTTPServerImpl::serve(Connection& c) {
             if (r <= 0) return r;
         }
         c.reader.start_body();
-        c.stream.start_response();
         int r = respond(c, ++n);
         c.request_hold.reset();  // the response is out
         if (r <= 0) return r;
@@ -281,34 +280,20 @@ int HTTPServerImpl::head_failed(Connection& c) {
 }
 
 void HTTPServerImpl::send_error(Connection& c, int status) {
-    ServerResponse& resp = c.resp;
-    resp.reset(&c.in, &c.stream);
-    resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
-    standard_headers(resp);
-    (void)resp.headers.insert("Connection", "close");
-    if (status == 503) (void)resp.headers.insert("Retry-After", "1");
-    c.stream.hold_next();
-    simple_response(resp, status, resp.may_have_body());
-    (void)resp.send();
+    c.resp.reset(&c.in, &c.stream);
+    c.resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
+    c.resp.error(status);
+    (void)c.resp.send();
     (void)c.stream.flush();
 }
 
 int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     ServerRequest& req = c.req;
     ServerResponse& resp = c.resp;
-    resp.reset(&c.in, &c.stream);
-    (void)resp.set_result(200);
-    resp.for_request(req.verb(), req.minor_version());
-    standard_headers(resp);
     uint32_t max = opts_.max_requests_per_connection;
     bool keep =
         req.keep_alive() && !stopping_.load(std::memory_order_relaxed) && (max == 0 || nth < max);
-    if (!keep)
-        (void)resp.keep_alive(false);  // Connection: close
-    else if (req.minor_version() == 0)
-        (void)resp.headers.insert("Connection", "keep-alive");
-
-    c.stream.hold_next();
+    resp.start(keep);
     c.in_handler = true;
     int ret = dispatch(req, resp);
     c.in_handler = false;
@@ -319,34 +304,7 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
 
     bool close = !keep || ret < 0 || closing_after(c);
     bool drain = !close && !req.body_done();
-
-    if (!resp.head_sent()) {
-        bool has_framing =
-            resp.headers.has("Content-Length") || resp.headers.has("Transfer-Encoding");
-        // A declared body that nothing was written of would hang the peer.
-        bool unwritten = resp.may_have_body() && !resp.headers.has("Transfer-Encoding") &&
-                         resp.headers.content_length() > 0;
-        if (ret < 0 || unwritten) {
-            int status = req.parse_error() != ParseError::None ? http_status(req.parse_error())
-                         : c.reader.timed_out()                ? 408
-                                                               : 500;
-            if (unwritten && ret >= 0)
-                LOG_EVERY_T(10,
-                            LOG_WARN("http server: a handler declared a body it did not write"));
-            close = true;
-            resp.headers.clear();
-            standard_headers(resp);
-            (void)resp.headers.insert("Connection", "close");
-            c.stream.hold_next();
-            simple_response(resp, status, resp.may_have_body());
-        } else {
-            if (close) (void)resp.headers.set("Connection", "close");
-            if (!has_framing && (resp.may_have_body() || resp.discards_body()))
-                (void)resp.headers.content_length(0);
-            c.stream.hold_next();
-        }
-    }
-
+    if (!resp.head_sent() && resp.frame_unsent(ret < 0, close)) close = true;
     if (ret < 0 && resp.head_sent() && resp.headers.has("Transfer-Encoding")) {
         // A failed handler's chunked body is left unended: the client must
         // see it cut short, not complete (a proxy would cache it).
@@ -360,11 +318,7 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
         (void)c.stream.flush();
         return 0;
     }
-    if (!resp.keep_alive() || list_has_token(resp.headers["Connection"], "close")) {
-        close = true;
-        drain = false;
-    }
-    if (close) {
+    if (close || resp.closes()) {
         if (c.stream.flush() < 0) return -1;
         if (!req.body_done()) linger(c);
         return 0;
