@@ -77,6 +77,16 @@ private:
     int head_failed(Connection& c);
     // 1: serve the next request; 0 / -1: close, as serve().
     int respond(Connection& c, uint32_t nth);
+    // How an exchange ends, once its response is sent or given up. The
+    // stream sends what it holds first (a drain's first read sends it).
+    enum class End {
+        Flush,  // the connection ends as it is: cut short, or the handler's
+        Close,  // then unread input is read and dropped (linger) before closing
+        Drain,  // the body the handler left is read and dropped, then as Keep
+        Keep,   // the next request is served
+    };
+    // Returns as respond().
+    int end(Connection& c, End how);
     // The matching handler, timed and counted.
     int dispatch(Request& req, Response& resp);
     int route(Request& req, Response& resp);
@@ -284,7 +294,7 @@ void HTTPServerImpl::send_error(Connection& c, int status) {
     c.resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
     c.resp.error(status);
     (void)c.resp.send();
-    (void)c.stream.flush();
+    (void)end(c, End::Flush);
 }
 
 int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
@@ -297,10 +307,7 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     c.in_handler = true;
     int ret = dispatch(req, resp);
     c.in_handler = false;
-    if (c.stream.taken_over()) {  // the handler spoke for itself: nothing to add
-        (void)c.stream.flush();
-        return 0;
-    }
+    if (c.stream.taken_over()) return end(c, End::Flush);  // the handler spoke for itself
 
     bool close = !keep || ret < 0 || closing_after(c);
     bool drain = !close && !req.body_done();
@@ -308,25 +315,37 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     if (ret < 0 && resp.head_sent() && resp.headers.has("Transfer-Encoding")) {
         // A failed handler's chunked body is left unended: the client must
         // see it cut short, not complete (a proxy would cache it).
-        (void)c.stream.flush();
-        return 0;
+        return end(c, End::Flush);
     }
     if (resp.send() < 0) {
         metrics_.error(ServerMetrics::SEND_FAILED);
         if (errno == EPROTO)
             LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
-        (void)c.stream.flush();
-        return 0;
+        return end(c, End::Flush);
     }
-    if (close || resp.closes()) {
-        if (c.stream.flush() < 0) return -1;
-        if (!req.body_done()) linger(c);
-        return 0;
-    }
-    if (drain && !drain_body(c)) {
-        // stop() interrupted it: the answer is out, the connection ends.
-        if (stopping_.load(std::memory_order_relaxed)) linger(c);
-        return 0;
+    if (close || resp.closes()) return end(c, End::Close);
+    return end(c, drain ? End::Drain : End::Keep);
+}
+
+int HTTPServerImpl::end(Connection& c, End how) {
+    switch (how) {
+        case End::Flush:
+            (void)c.stream.flush();
+            return 0;
+        case End::Close:
+            if (c.stream.flush() < 0) return -1;
+            if (!c.req.body_done()) linger(c);
+            return 0;
+        case End::Drain:
+            // Its first read sends what is held.
+            if (!drain_body(c)) {
+                // stop() interrupted it: the answer is out, the connection ends.
+                if (stopping_.load(std::memory_order_relaxed)) linger(c);
+                return 0;
+            }
+            break;
+        case End::Keep:
+            break;
     }
     return c.stream.flush() < 0 ? -1 : 1;
 }
