@@ -10,6 +10,7 @@
 
 #include <photon/common/alog.h>
 #include <photon/common/timeout.h>
+#include <photon/common/utility.h>
 #include <photon/net/http/server.h>
 #include <photon/thread/thread.h>
 
@@ -75,8 +76,6 @@ private:
     // 0: the connection ended normally; -1 with errno: an I/O error.
     int serve(Connection& c);
     int head_failed(Connection& c);
-    // 1: serve the next request; 0 / -1: close, as serve().
-    int respond(Connection& c, uint32_t nth);
     // How an exchange ends, once its response is sent or given up. The
     // stream sends what it holds first (a drain's first read sends it).
     enum class End {
@@ -85,7 +84,9 @@ private:
         Drain,  // the body the handler left is read and dropped, then as Keep
         Keep,   // the next request is served
     };
-    // Returns as respond().
+    // One exchange: the response to the request whose head is read.
+    End respond(Connection& c, uint32_t nth);
+    // 1: serve the next request; 0 / -1: close, as serve().
     int end(Connection& c, End how);
     // The matching handler, timed and counted.
     int dispatch(Request& req, Response& resp);
@@ -249,7 +250,7 @@ int HTTPServerImpl::serve(Connection& c) {
             if (r <= 0) return r;
         }
         c.reader.start_body();
-        int r = respond(c, ++n);
+        int r = end(c, respond(c, ++n));
         c.request_hold.reset();  // the response is out
         if (r <= 0) return r;
     }
@@ -297,7 +298,7 @@ void HTTPServerImpl::send_error(Connection& c, int status) {
     (void)end(c, End::Flush);
 }
 
-int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
+HTTPServerImpl::End HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     ServerRequest& req = c.req;
     ServerResponse& resp = c.resp;
     uint32_t max = opts_.max_requests_per_connection;
@@ -307,7 +308,7 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     c.in_handler = true;
     int ret = dispatch(req, resp);
     c.in_handler = false;
-    if (c.stream.taken_over()) return end(c, End::Flush);  // the handler spoke for itself
+    if (c.stream.taken_over()) return End::Flush;  // the handler spoke for itself
 
     bool close = !keep || ret < 0 || closing_after(c);
     bool drain = !close && !req.body_done();
@@ -315,19 +316,20 @@ int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     if (ret < 0 && resp.head_sent() && resp.headers.has("Transfer-Encoding")) {
         // A failed handler's chunked body is left unended: the client must
         // see it cut short, not complete (a proxy would cache it).
-        return end(c, End::Flush);
+        return End::Flush;
     }
     if (resp.send() < 0) {
         metrics_.error(ServerMetrics::SEND_FAILED);
         if (errno == EPROTO)
             LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
-        return end(c, End::Flush);
+        return End::Flush;
     }
-    if (close || resp.closes()) return end(c, End::Close);
-    return end(c, drain ? End::Drain : End::Keep);
+    if (close || resp.closes()) return End::Close;
+    return drain ? End::Drain : End::Keep;
 }
 
-int HTTPServerImpl::end(Connection& c, End how) {
+// Inlined: its Keep case is a flush on every request.
+__FORCE_INLINE__ int HTTPServerImpl::end(Connection& c, End how) {
     switch (how) {
         case End::Flush:
             (void)c.stream.flush();

@@ -393,19 +393,6 @@ ssize_t ServerResponse::writev(const struct iovec* iov, int iovcnt) {
     return body_write([&] { return Response::writev(iov, iovcnt); });
 }
 
-void ServerResponse::start(bool keep) {
-    const ServerRequest& req = conn->req;
-    reset(&conn->in, &conn->stream);
-    (void)set_result(200);
-    for_request(req.verb(), req.minor_version());
-    standard_headers(*this);
-    if (!keep)
-        (void)keep_alive(false);  // Connection: close
-    else if (req.minor_version() == 0)
-        (void)headers.insert("Connection", "keep-alive");
-    conn->stream.start_response();
-}
-
 void ServerResponse::error(int status) {
     headers.clear();
     standard_headers(*this);

@@ -293,6 +293,20 @@ void simple_response(Response& resp, int status, bool body);
 // once a second per OS thread.
 std::string_view http_date();
 
+// Inline: once a request, on the server's hot path.
+inline void ServerResponse::start(bool keep) {
+    const ServerRequest& req = conn->req;
+    reset(&conn->in, &conn->stream);
+    (void)set_result(200);
+    for_request(req.verb(), req.minor_version());
+    standard_headers(*this);
+    if (!keep)
+        (void)keep_alive(false);  // Connection: close
+    else if (req.minor_version() == 0)
+        (void)headers.insert("Connection", "keep-alive");
+    conn->stream.start_response();
+}
+
 }  // namespace server_detail
 }  // namespace http
 }  // namespace net
