@@ -10,6 +10,7 @@
 
 #include <photon/common/alog.h>
 #include <photon/common/timeout.h>
+#include <photon/common/utility.h>
 #include <photon/net/http/server.h>
 #include <photon/thread/thread.h>
 
@@ -75,8 +76,18 @@ private:
     // 0: the connection ended normally; -1 with errno: an I/O error.
     int serve(Connection& c);
     int head_failed(Connection& c);
+    // How an exchange ends, once its response is sent or given up. The
+    // stream sends what it holds first (a drain's first read sends it).
+    enum class End {
+        Flush,  // the connection ends as it is: cut short, or the handler's
+        Close,  // then unread input is read and dropped (linger) before closing
+        Drain,  // the body the handler left is read and dropped, then as Keep
+        Keep,   // the next request is served
+    };
+    // One exchange: the response to the request whose head is read.
+    End respond(Connection& c, uint32_t nth);
     // 1: serve the next request; 0 / -1: close, as serve().
-    int respond(Connection& c, uint32_t nth);
+    int end(Connection& c, End how);
     // The matching handler, timed and counted.
     int dispatch(Request& req, Response& resp);
     int route(Request& req, Response& resp);
@@ -239,8 +250,7 @@ int HTTPServerImpl::serve(Connection& c) {
             if (r <= 0) return r;
         }
         c.reader.start_body();
-        c.stream.start_response();
-        int r = respond(c, ++n);
+        int r = end(c, respond(c, ++n));
         c.request_hold.reset();  // the response is out
         if (r <= 0) return r;
     }
@@ -281,98 +291,63 @@ int HTTPServerImpl::head_failed(Connection& c) {
 }
 
 void HTTPServerImpl::send_error(Connection& c, int status) {
-    ServerResponse& resp = c.resp;
-    resp.reset(&c.in, &c.stream);
-    resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
-    standard_headers(resp);
-    (void)resp.headers.insert("Connection", "close");
-    if (status == 503) (void)resp.headers.insert("Retry-After", "1");
-    c.stream.hold_next();
-    simple_response(resp, status, resp.may_have_body());
-    (void)resp.send();
-    (void)c.stream.flush();
+    c.resp.reset(&c.in, &c.stream);
+    c.resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
+    c.resp.error(status);
+    (void)c.resp.send();
+    (void)end(c, End::Flush);
 }
 
-int HTTPServerImpl::respond(Connection& c, uint32_t nth) {
+HTTPServerImpl::End HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     ServerRequest& req = c.req;
     ServerResponse& resp = c.resp;
-    resp.reset(&c.in, &c.stream);
-    (void)resp.set_result(200);
-    resp.for_request(req.verb(), req.minor_version());
-    standard_headers(resp);
     uint32_t max = opts_.max_requests_per_connection;
     bool keep =
         req.keep_alive() && !stopping_.load(std::memory_order_relaxed) && (max == 0 || nth < max);
-    if (!keep)
-        (void)resp.keep_alive(false);  // Connection: close
-    else if (req.minor_version() == 0)
-        (void)resp.headers.insert("Connection", "keep-alive");
-
-    c.stream.hold_next();
+    resp.start(keep);
     c.in_handler = true;
     int ret = dispatch(req, resp);
     c.in_handler = false;
-    if (c.stream.taken_over()) {  // the handler spoke for itself: nothing to add
-        (void)c.stream.flush();
-        return 0;
-    }
+    if (c.stream.taken_over()) return End::Flush;  // the handler spoke for itself
 
     bool close = !keep || ret < 0 || closing_after(c);
     bool drain = !close && !req.body_done();
-
-    if (!resp.head_sent()) {
-        bool has_framing =
-            resp.headers.has("Content-Length") || resp.headers.has("Transfer-Encoding");
-        // A declared body that nothing was written of would hang the peer.
-        bool unwritten = resp.may_have_body() && !resp.headers.has("Transfer-Encoding") &&
-                         resp.headers.content_length() > 0;
-        if (ret < 0 || unwritten) {
-            int status = req.parse_error() != ParseError::None ? http_status(req.parse_error())
-                         : c.reader.timed_out()                ? 408
-                                                               : 500;
-            if (unwritten && ret >= 0)
-                LOG_EVERY_T(10,
-                            LOG_WARN("http server: a handler declared a body it did not write"));
-            close = true;
-            resp.headers.clear();
-            standard_headers(resp);
-            (void)resp.headers.insert("Connection", "close");
-            c.stream.hold_next();
-            simple_response(resp, status, resp.may_have_body());
-        } else {
-            if (close) (void)resp.headers.set("Connection", "close");
-            if (!has_framing && (resp.may_have_body() || resp.discards_body()))
-                (void)resp.headers.content_length(0);
-            c.stream.hold_next();
-        }
-    }
-
+    if (!resp.head_sent() && resp.frame_unsent(ret < 0, close)) close = true;
     if (ret < 0 && resp.head_sent() && resp.headers.has("Transfer-Encoding")) {
         // A failed handler's chunked body is left unended: the client must
         // see it cut short, not complete (a proxy would cache it).
-        (void)c.stream.flush();
-        return 0;
+        return End::Flush;
     }
     if (resp.send() < 0) {
         metrics_.error(ServerMetrics::SEND_FAILED);
         if (errno == EPROTO)
             LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
-        (void)c.stream.flush();
-        return 0;
+        return End::Flush;
     }
-    if (!resp.keep_alive() || list_has_token(resp.headers["Connection"], "close")) {
-        close = true;
-        drain = false;
-    }
-    if (close) {
-        if (c.stream.flush() < 0) return -1;
-        if (!req.body_done()) linger(c);
-        return 0;
-    }
-    if (drain && !drain_body(c)) {
-        // stop() interrupted it: the answer is out, the connection ends.
-        if (stopping_.load(std::memory_order_relaxed)) linger(c);
-        return 0;
+    if (close || resp.closes()) return End::Close;
+    return drain ? End::Drain : End::Keep;
+}
+
+// Inlined: its Keep case is a flush on every request.
+__FORCE_INLINE__ int HTTPServerImpl::end(Connection& c, End how) {
+    switch (how) {
+        case End::Flush:
+            (void)c.stream.flush();
+            return 0;
+        case End::Close:
+            if (c.stream.flush() < 0) return -1;
+            if (!c.req.body_done()) linger(c);
+            return 0;
+        case End::Drain:
+            // Its first read sends what is held.
+            if (!drain_body(c)) {
+                // stop() interrupted it: the answer is out, the connection ends.
+                if (stopping_.load(std::memory_order_relaxed)) linger(c);
+                return 0;
+            }
+            break;
+        case End::Keep:
+            break;
     }
     return c.stream.flush() < 0 ? -1 : 1;
 }

@@ -8,6 +8,9 @@
 #include <ctime>
 #include <vector>
 
+#include <photon/common/alog.h>
+#include <photon/net/http/parser.h>
+
 #include "http_date.h"
 #include "server_conn.h"
 
@@ -170,10 +173,7 @@ ssize_t ConnStream::timed(F f) {
     uint64_t t0 = guarded ? __update_now() : 0;
     ssize_t r = f();
     if (guarded) rate_.account(__update_now() - t0, r);
-    if (r > 0) {
-        sent_ += (uint64_t)r;
-        c_->metrics->sent((uint64_t)r);
-    }
+    if (r > 0) c_->metrics->sent((uint64_t)r);
     return r;
 }
 
@@ -393,16 +393,45 @@ ssize_t ServerResponse::writev(const struct iovec* iov, int iovcnt) {
     return body_write([&] { return Response::writev(iov, iovcnt); });
 }
 
+void ServerResponse::error(int status) {
+    headers.clear();
+    standard_headers(*this);
+    (void)headers.insert("Connection", "close");
+    if (status == 503) (void)headers.insert("Retry-After", "1");
+    simple_response(*this, status, may_have_body());
+}
+
+bool ServerResponse::frame_unsent(bool failed, bool close) {
+    bool unwritten =
+        may_have_body() && !headers.has("Transfer-Encoding") && headers.content_length() > 0;
+    if (failed || unwritten) {
+        const ServerRequest& req = conn->req;
+        if (!failed)
+            LOG_EVERY_T(10, LOG_WARN("http server: a handler declared a body it did not write"));
+        error(req.parse_error() != ParseError::None ? http_status(req.parse_error())
+              : conn->reader.timed_out()            ? 408
+                                                    : 500);
+        return true;
+    }
+    bool framed = headers.has("Content-Length") || headers.has("Transfer-Encoding");
+    if (close) (void)headers.set("Connection", "close");
+    if (!framed && (may_have_body() || discards_body())) (void)headers.content_length(0);
+    return false;
+}
+
 int ServerResponse::start_line(std::string* out) const {
     if (closing_after(*conn) && !list_has_token(headers["Connection"], "close")) {
         // The object is not const: send_header() serializes the fields next.
         (void)const_cast<Headers&>(headers).set("Connection", "close");
     }
-    // A head with a Content-Length is held for its (soon written) body; one
-    // whose body has no known length may wait for its first bytes (an event
-    // stream), so a head a running handler sends by itself leaves now.
-    if (conn->in_handler && !body_write_ &&
-        (!headers.has("Content-Length") || headers.has("Transfer-Encoding")))
+    // A head the server sends (after the handler, or an error) is held for
+    // its body, if any, or until the exchange ends. A handler's head with a
+    // Content-Length is held for its (soon written) body; one whose body has
+    // no known length may wait for its first bytes (an event stream), so a
+    // head a running handler sends by itself leaves now.
+    if (!conn->in_handler)
+        conn->stream.hold_next();
+    else if (!body_write_ && (!headers.has("Content-Length") || headers.has("Transfer-Encoding")))
         conn->stream.hold_none();
     return Response::start_line(out);
 }

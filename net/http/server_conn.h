@@ -113,12 +113,11 @@ private:
 // The write side, which the messages write to and connection_stream()
 // hands out. It holds the first write of a response (its head) and sends it
 // with the next write, so a head and its body leave in one writev; the
-// server flushes what is held when the response is complete, and so does
-// any read or sendfile. ServerResponse lets a head go at once when a
-// running handler sends it alone without a Content-Length (an event stream
-// that waits for its first event). Each write is bounded by send_timeout. Once a
-// handler took the connection over, reads serve the buffered bytes first and
-// the handler's timeout() bounds reads and writes.
+// server flushes what is held when the exchange ends, and so does any read
+// or sendfile. ServerResponse::start_line() says which heads are held. Each
+// write is bounded by send_timeout. Once a handler took the connection
+// over, reads serve the buffered bytes first and the handler's timeout()
+// bounds reads and writes.
 class ConnStream : public ISocketStream {
 public:
     explicit ConnStream(Connection* c) : c_(c) {}
@@ -135,16 +134,18 @@ public:
     // bytes itself), and holds the next write again if the response head is
     // still to come (a 100 Continue went first).
     int flush_for_read();
-    // Bytes written to the socket for this connection (held ones not yet).
-    uint64_t bytes_sent() const { return sent_; }
     // connection_stream(): sends what is held and holds nothing more.
     int take_over();
     bool taken_over() const { return taken_over_; }
     // The timeout of a write: send_timeout (cut to send_min_rate's budget),
     // or the handler's after take_over().
     uint64_t write_timeout() const;
-    // A new response: its send rate is counted from here.
-    void start_response() { rate_.start(); }
+    // A new response: its first write (the head, or a 100 Continue) is held,
+    // and its send rate is counted from here.
+    void start_response() {
+        hold_ = true;
+        rate_.start();
+    }
 
     int close() override { return 0; }  // the connection is the server's
     int shutdown(ShutdownHow how) override;
@@ -184,7 +185,6 @@ private:
 
     Connection* c_;
     std::string held_;
-    uint64_t sent_ = 0;
     bool hold_ = false;
     bool writing_ = false;
     bool taken_over_ = false;
@@ -211,6 +211,21 @@ public:
     bool may_have_body() const { return body_allowed(); }
     // A HEAD answer: framed as the GET's, its body writes dropped.
     bool discards_body() const { return body_discarded(); }
+    // The head sent (or to send) ends the connection.
+    bool closes() const { return !keep_alive() || list_has_token(headers["Connection"], "close"); }
+
+    // A new response to conn's request, 200 unless the handler says: the
+    // standard fields, and "Connection" as `keep` and the request's version
+    // need; its head is held for its body.
+    void start(bool keep);
+    // In place of anything set so far: a short `status` answer that closes
+    // the connection (head and body in one write).
+    void error(int status);
+    // Frames a head the handler left unsent (an empty body if it has no
+    // framing; "Connection: close" if `close`): false. Or, if the handler
+    // failed or declared a body it did not write, puts an error answer in
+    // its place: true (the connection closes).
+    bool frame_unsent(bool failed, bool close);
 
     // Body writes: a head they send goes out with their bytes.
     ssize_t write(const void* buf, size_t count) override;
@@ -218,9 +233,8 @@ public:
 
 protected:
     // Called as the head is serialized (by the handler's first write, or by
-    // the server): the last moment to say "Connection: close", and where a
-    // head without a Content-Length that a running handler sends by itself
-    // (send_header()) is let go at once.
+    // the server): the last moment to say "Connection: close", and where the
+    // stream is told whether to hold the head (see the definition).
     int start_line(std::string* out) const override;
 
 private:
@@ -278,6 +292,20 @@ void simple_response(Response& resp, int status, bool body);
 // The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made at most
 // once a second per OS thread.
 std::string_view http_date();
+
+// Inline: once a request, on the server's hot path.
+inline void ServerResponse::start(bool keep) {
+    const ServerRequest& req = conn->req;
+    reset(&conn->in, &conn->stream);
+    (void)set_result(200);
+    for_request(req.verb(), req.minor_version());
+    standard_headers(*this);
+    if (!keep)
+        (void)keep_alive(false);  // Connection: close
+    else if (req.minor_version() == 0)
+        (void)headers.insert("Connection", "keep-alive");
+    conn->stream.start_response();
+}
 
 }  // namespace server_detail
 }  // namespace http
