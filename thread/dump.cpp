@@ -62,12 +62,6 @@ namespace {
 
 std::mutex g_dump_mu;  // one dump at a time
 
-uint64_t mono_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 // The saved frame pointer and resume address of a parked context. Reading another coroutine's
 // stack is what a dump is for: not instrumented.
 __attribute__((no_sanitize("address"))) void saved_frame(const thread* th, uintptr_t* fp,
@@ -136,7 +130,7 @@ void serve_dump(vcpu_t* v, thread* on_stack) {
     dump_part* p = v->dump.load(std::memory_order_acquire);
     if (!p) return;
     std::unique_lock<std::mutex> lock(p->mu);
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = monotonic_ns();
     if (!p->started && !p->abandoned) {
         p->started = true;
         p->copied_at = clock_now();
@@ -151,9 +145,9 @@ void serve_dump(vcpu_t* v, thread* on_stack) {
         thread* th = v->dump_cursor;
         v->dump_cursor = th->all_next;
         copy(p, th, on_stack);
-        if ((++n & 255) == 0 && mono_ns() - t0 >= budget) break;
+        if ((++n & 255) == 0 && monotonic_ns() - t0 >= budget) break;
     }
-    uint64_t took = mono_ns() - t0;
+    uint64_t took = monotonic_ns() - t0;
     p->slices++;
     if (took > p->max_slice_ns) p->max_slice_ns = took;
     if (v->dump_cursor && !p->abandoned) return;  // more at its next turn
@@ -475,7 +469,7 @@ int thread_dump(std::string* out, const ThreadDumpOptions& opt) {
     if (!out) LOG_ERROR_RETURN(EINVAL, -1, "thread_dump: null out");
     std::unique_lock<std::mutex> busy(g_dump_mu, std::try_to_lock);
     if (!busy.owns_lock()) LOG_ERROR_RETURN(EBUSY, -1, "thread_dump: another dump is running");
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = monotonic_ns();
     post_ctx ctx;
     ctx.opt = &opt;
     for_each_vcpu_locked(&post, &ctx);
@@ -483,7 +477,7 @@ int thread_dump(std::string* out, const ThreadDumpOptions& opt) {
     for (;;) {
         bool all = true;
         for (auto p : ctx.parts) all = all && p->done.load(std::memory_order_acquire);
-        if (all || mono_ns() >= deadline) break;
+        if (all || monotonic_ns() >= deadline) break;
         // On a vCPU, its own part is copied while this sleeps.
         if (CURRENT)
             thread_usleep(200);
@@ -499,7 +493,7 @@ int thread_dump(std::string* out, const ThreadDumpOptions& opt) {
         views.push_back({done ? p : nullptr, p->vcpu_id});
     }
     Formatter f(opt, out);
-    f.run(views, mono_ns() - t0);
+    f.run(views, monotonic_ns() - t0);
     for (auto& w : views) delete w.part;
     return 0;
 }

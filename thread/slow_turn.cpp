@@ -49,11 +49,7 @@ struct detector {
 };
 detector* g_detector = nullptr;
 
-uint64_t mono_us() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+uint64_t mono_us() { return monotonic_ns() / 1000; }
 
 // How many turns v has ended: switches, and yields with nothing else to run.
 uint64_t turns(vcpu_t* v) {

@@ -107,9 +107,7 @@ void for_each_vcpu_locked(void (*fn)(vcpu_t*, void*), void* arg) {
 }
 
 uint64_t __update_now() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t t = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+    uint64_t t = monotonic_ns() / 1000;
     // Several vCPUs write it: only ever move it forward.
     auto p = const_cast<uint64_t*>(&now);
     uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -128,6 +129,13 @@ struct vcpu_t : vcpu_base {
         standby.release();
     }
 };
+
+// CLOCK_MONOTONIC read now, in ns (`now` is the scheduler's coarse copy in µs).
+inline uint64_t monotonic_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
 
 // `now`, read atomically: several vCPUs move it.
 inline uint64_t clock_now() {
