@@ -95,7 +95,7 @@ public:
     // to requests held until the end of a round. The rest of a busy round
     // go together at its end, where the block layer plugs them into one
     // notification of the device (a VM exit under virtio) instead of one
-    // per request. Measured in doc/performance.md.
+    // per request. Measured in doc/performance-notebook.md.
     static constexpr unsigned kFileAtOnce = 8;
     void queued(bool file_io = false) {
         if (eager_) {

@@ -76,7 +76,7 @@ thread_local aio_context* t_ctx = nullptr;
 // more than two (fs/aio.c, AIO_PLUG_THRESHOLD): no request of such a batch
 // reaches the device until all are prepared. Pairs halve the syscalls and
 // keep each request moving; measured against one per call and a whole
-// scheduling round per call in doc/performance.md.
+// scheduling round per call in doc/performance-notebook.md.
 constexpr size_t kMaxBatch = 2;
 thread_local uint64_t t_submit_calls = 0;
 

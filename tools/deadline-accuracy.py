@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How late the library's deadlines fire (issue 19's target: within 10% of the
+"""How late the library's deadlines fire (the target: within 10% of the
 set time and at most 50 ms, on an idle server and under a drip).
 
     tools/deadline-accuracy.py BUILD_DIR [--deadlines 200,1000,3000]

@@ -32,7 +32,7 @@ transfers meets a colder server):
 Each client's wall time and CPU (user + system of the process and its children, all threads,
 over its whole run: os.wait4's rusage) are measured here the same way for all; versitygw's CPU
 over the same run is sampled from /proc. Throughput is bytes (or objects) / wall time. The
-targets of issue 33: GET and PUT of 1 GiB at >= 1.0x the throughput of the fastest of s5cmd and
+targets: GET and PUT of 1 GiB at >= 1.0x the throughput of the fastest of s5cmd and
 curl at no more client CPU per byte; 4 KiB GETs with 64 in flight at >= 1.5x s5cmd's requests
 per client core (requests/s / client CPU use). Reported: medians over the rounds, and the
 median of the per-round ratios. Only processes this script started are stopped, by PID.

@@ -20,7 +20,7 @@ the server's utime + stime (/proc/PID/stat, all threads) and the server's
 total_commands_processed (INFO stats), again --duration s later; requests/s and client (and
 server) CPU-us per request come from the differences. redis-benchmark gets a request count it
 never reaches and is stopped (SIGTERM, by PID) after the window; redis-perf ends on its own.
-The target of issue 33 is on requests per client core (1e6 / client CPU-us per request):
+The target is on requests per client core (1e6 / client CPU-us per request):
 ours / redis-benchmark >= 1.2. Reported: medians over the rounds, and the median of the
 per-round ratios. Only processes this script started are stopped, by PID.
 """

@@ -1,4 +1,4 @@
-// PhotonLibOS socket-server semantics its own programs rely on (issue 30):
+// PhotonLibOS socket-server semantics its own programs rely on:
 // each test is written the way a Photon program uses the server, and names
 // what differed before. Servers listen on 127.0.0.1 only.
 #include <photon/photon.h>
@@ -683,7 +683,7 @@ std::vector<ssize_t> cascading_reports(photon::CascadingEventEngine* ce, uint32_
     return seen;
 }
 
-// Issue 30 item 4: PhotonLibOS's io_uring cascading engine reports only new
+// PhotonLibOS's io_uring cascading engine reports only new
 // readiness (multishot poll), its epoll one reports while ready (level).
 // Ours: the same on both, level-triggered unless EDGE_TRIGGERED, which gives
 // io_uring Photon's "new readiness only" on either engine.

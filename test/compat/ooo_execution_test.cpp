@@ -1,5 +1,5 @@
 // rpc/out-of-order-execution.h as PhotonLibOS's RPC and its own tests use
-// it (issue 30): operations issued by many coroutines complete in a shuffled
+// it: operations issued by many coroutines complete in a shuffled
 // order, one waiter at a time runs do_completion for all, and each caller
 // gets its own operation's result.
 #include <photon/photon.h>

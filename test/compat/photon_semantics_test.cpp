@@ -1,4 +1,4 @@
-// PhotonLibOS semantics its own programs and tests rely on (issue 30): each
+// PhotonLibOS semantics its own programs and tests rely on: each
 // test is written the way a Photon program uses the call, and names what
 // differed before.
 #include <photon/photon.h>

@@ -1,5 +1,5 @@
-// PhotonLibOS's global pooled stack allocator as its own tests use it (issue
-// 30): direct calls pool and reuse, a double free is detected and counted
+// PhotonLibOS's global pooled stack allocator as its own tests use it:
+// direct calls pool and reuse, a double free is detected and counted
 // instead of crashing, and stacks freed on other vCPUs do not make the
 // process's stack memory grow without bound.
 #include <photon/photon.h>

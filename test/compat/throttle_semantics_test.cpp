@@ -1,5 +1,5 @@
 // photon::throttle shared by flows, as PhotonLibOS's own priority test runs
-// it (issue 30): flows of the same priority share the limit evenly, and
+// it: flows of the same priority share the limit evenly, and
 // together stay at it. The flows ask without pause, so that the throttle, not
 // the machine's speed (a loaded CI machine, sanitizers), sets their pace.
 #include <photon/common/throttle.h>

@@ -360,7 +360,7 @@ TEST_P(IouringWrapper, AdaptorForwardsTimeoutAndCascadingEngine) {
 
 // A positioned read goes to the kernel before the other ready coroutines
 // run, not at the end of the round (a device loses IOPS to requests held
-// there, doc/performance.md). /dev/zero completes it within that submission,
+// there, doc/performance-notebook.md). /dev/zero completes it within that submission,
 // so the next coroutine finds the buffer filled.
 TEST_P(IouringWrapper, AFileReadIsSubmittedBeforeTheOtherReadyCoroutinesRun) {
     int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);

@@ -50,7 +50,7 @@
  * rdi = from, rsi = to. Plain moves instead of push/pop (no stack-engine
  * chain), and the FP control restored unconditionally: comparing first needs a
  * load of what stmxcsr just stored, which costs more than the ldmxcsr it saves
- * (see doc/performance.md). */
+ * (see doc/performance-notebook.md). */
     .globl  photon_switch_context
     .hidden photon_switch_context
     .type   photon_switch_context, @function
