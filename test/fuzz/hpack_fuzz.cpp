@@ -11,6 +11,7 @@
 
 #include "../../net/http2/hpack.h"
 #include "../../net/http2/huffman.h"
+#include "../../net/http2/request_check.h"
 
 using namespace photon::net::http2;
 
@@ -40,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     HpackEncoder e(4096);
     e.set_peer_max_table_size(limit);
     d2.set_max_table_size(limit);
+    unsigned blocks = 0;
     for (size_t i = 1; i < size;) {
         size_t n = data[i++];
         if (n > size - i) n = size - i;
@@ -50,8 +52,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         int r = d.decode(block, n, &fields);
         if (r == HpackDecoder::kCompressionError) return 0;  // the connection would end
         if (r != HpackDecoder::kOk) continue;
+        // Every other block through put(): names lowered, connection-specific
+        // fields dropped, recent codings reused from its memo.
         std::string out;
-        e.encode(fields, &out);
+        if (++blocks % 2) {
+            e.encode(fields, &out);
+        } else {
+            e.begin_block(&out);
+            std::vector<HeaderField> kept;
+            for (auto& f : fields) {
+                e.put(f.name, f.value, &out, f.never_index);
+                HeaderField low = f;
+                for (auto& ch : low.name)
+                    if (ch >= 'A' && ch <= 'Z') ch = (char)(ch | 0x20);
+                if (!connection_specific(low.name)) kept.push_back(low);
+            }
+            fields.swap(kept);
+        }
         std::vector<HeaderField> again;
         check(d2.decode((const uint8_t*)out.data(), out.size(), &again) == HpackDecoder::kOk);
         check(again.size() == fields.size());
