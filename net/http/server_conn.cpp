@@ -159,7 +159,7 @@ ssize_t ReadSide::readv(const struct iovec* iov, int iovcnt) {
 
 // ---- ConnStream -----------------------------------------------------------
 
-ISocketStream* ConnStream::sock() const { return c_->sock; }
+ConnStream::ConnStream(Connection* c) : ForwardSocketStream(c->sock, false), c_(c) {}
 
 template <typename F>
 ssize_t ConnStream::timed(F f) {
@@ -169,7 +169,7 @@ ssize_t ConnStream::timed(F f) {
         errno = ETIMEDOUT;  // the response's rate budget is spent
         return -1;
     }
-    sock()->timeout(tm);
+    underlay_->timeout(tm);
     uint64_t t0 = guarded ? __update_now() : 0;
     ssize_t r = f();
     if (guarded) rate_.account(__update_now() - t0, r);
@@ -205,8 +205,8 @@ ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t su
     ssize_t r = 0;
     while (done < total) {
         r = timed([&] {
-            return n - at == 1 ? sock()->write(v[at].iov_base, v[at].iov_len)
-                               : sock()->writev(v + at, n - at);
+            return n - at == 1 ? underlay_->write(v[at].iov_base, v[at].iov_len)
+                               : underlay_->writev(v + at, n - at);
         });
         if (r <= 0) break;
         done += r;
@@ -233,8 +233,8 @@ int ConnStream::flush(int flags) {
     size_t done = 0;
     while (done < held_.size()) {
         ssize_t r = timed([&] {
-            return flags ? sock()->send(&held_[done], held_.size() - done, flags)
-                         : sock()->write(&held_[done], held_.size() - done);
+            return flags ? underlay_->send(&held_[done], held_.size() - done, flags)
+                         : underlay_->write(&held_[done], held_.size() - done);
         });
         if (r <= 0) {
             if (r == 0) errno = EPIPE;
@@ -274,18 +274,18 @@ ssize_t ConnStream::writev(const struct iovec* iov, int iovcnt) {
 
 ssize_t ConnStream::send(const void* buf, size_t count, int flags) {
     if (flush_for_read() < 0) return -1;
-    return timed([&] { return sock()->send(buf, count, flags); });
+    return timed([&] { return underlay_->send(buf, count, flags); });
 }
 
 ssize_t ConnStream::send(const struct iovec* iov, int iovcnt, int flags) {
     if (flush_for_read() < 0) return -1;
-    return timed([&] { return sock()->send(iov, iovcnt, flags); });
+    return timed([&] { return underlay_->send(iov, iovcnt, flags); });
 }
 
 ssize_t ConnStream::sendfile(int in_fd, off_t offset, size_t count) {
     // MSG_MORE: the held head and the file's first bytes share a segment.
     if (!writing_ && flush(MSG_MORE) < 0) return -1;
-    return timed([&] { return sock()->sendfile(in_fd, offset, count); });
+    return timed([&] { return underlay_->sendfile(in_fd, offset, count); });
 }
 
 int ConnStream::take_over() {
@@ -343,7 +343,7 @@ ssize_t ConnStream::readv(const struct iovec* iov, int iovcnt) {
 
 int ConnStream::shutdown(ShutdownHow how) {
     if (how != ShutdownHow::Read) (void)flush_for_read();
-    return sock()->shutdown(how);
+    return underlay_->shutdown(how);
 }
 
 uint64_t ConnStream::timeout() const { return user_set_ ? user_timeout_ : c_->orig_timeout; }
@@ -351,19 +351,6 @@ void ConnStream::timeout(uint64_t tm) {
     user_timeout_ = tm;
     user_set_ = true;
 }
-Object* ConnStream::get_underlay_object(uint64_t recursion) {
-    return sock()->get_underlay_object(recursion);
-}
-int ConnStream::setsockopt(int level, int name, const void* value, socklen_t len) {
-    return sock()->setsockopt(level, name, value, len);
-}
-int ConnStream::getsockopt(int level, int name, void* value, socklen_t* len) {
-    return sock()->getsockopt(level, name, value, len);
-}
-int ConnStream::getsockname(EndPoint& addr) { return sock()->getsockname(addr); }
-int ConnStream::getpeername(EndPoint& addr) { return sock()->getpeername(addr); }
-int ConnStream::getsockname(char* path, size_t count) { return sock()->getsockname(path, count); }
-int ConnStream::getpeername(char* path, size_t count) { return sock()->getpeername(path, count); }
 
 // ---- ServerResponse -------------------------------------------------------
 

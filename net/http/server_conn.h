@@ -16,6 +16,7 @@
 #include <photon/net/socket.h>
 #include <photon/thread/thread.h>
 
+#include "../forward_socket.h"
 #include "../socket_io.h"
 #include "server_metrics.h"
 
@@ -117,10 +118,11 @@ private:
 // or sendfile. ServerResponse::start_line() says which heads are held. Each
 // write is bounded by send_timeout. Once a handler took the connection
 // over, reads serve the buffered bytes first and the handler's timeout()
-// bounds reads and writes.
-class ConnStream : public ISocketStream {
+// bounds reads and writes. Socket options and names are the socket's; the
+// socket is the server's (close() leaves it open).
+class ConnStream : public ForwardSocketStream {
 public:
-    explicit ConnStream(Connection* c) : c_(c) {}
+    explicit ConnStream(Connection* c);
 
     // Holds the next write (up to kMaxHold bytes) until the one after it.
     void hold_next() { hold_ = true; }
@@ -147,7 +149,6 @@ public:
         rate_.start();
     }
 
-    int close() override { return 0; }  // the connection is the server's
     int shutdown(ShutdownHow how) override;
 
     ssize_t read(void* buf, size_t count) override;
@@ -164,13 +165,10 @@ public:
     uint64_t timeout() const override;
     void timeout(uint64_t tm) override;
 
-    Object* get_underlay_object(uint64_t recursion) override;
-    int setsockopt(int level, int name, const void* value, socklen_t len) override;
-    int getsockopt(int level, int name, void* value, socklen_t* len) override;
-    int getsockname(EndPoint& addr) override;
-    int getpeername(EndPoint& addr) override;
-    int getsockname(char* path, size_t count) override;
-    int getpeername(char* path, size_t count) override;
+    // No layer of its own: callers see the socket's objects.
+    Object* get_underlay_object(uint64_t recursion) override {
+        return underlay_->get_underlay_object(recursion);
+    }
 
     static constexpr size_t kMaxHold = 4096;  // a head, or a head and a small body
 
@@ -181,7 +179,6 @@ private:
     // bytes against send_min_rate: f's result, or -1 ETIMEDOUT.
     template <typename F>
     ssize_t timed(F f);
-    ISocketStream* sock() const;
 
     Connection* c_;
     std::string held_;

@@ -7,6 +7,7 @@
 #include <photon/common/utility.h>
 #include <photon/net/security-context/tls-stream.h>
 
+#include "../forward_socket.h"
 #include "tls_stream.h"
 
 namespace photon {
@@ -14,30 +15,16 @@ namespace net {
 
 namespace {
 
-class TLSSocketClient : public ISocketClient {
+class TLSSocketClient : public ForwardSocketClient {
 public:
     TLSSocketClient(TLSContext* ctx, ISocketClient* base, bool own)
-        : ctx_(ctx), base_(base), own_(own) {}
-    ~TLSSocketClient() override {
-        if (own_) delete base_;
-    }
+        : ForwardSocketClient(base, own), ctx_(ctx) {}
 
     ISocketStream* connect(const EndPoint& remote, const EndPoint* local = nullptr) override {
-        return wrap(base_->connect(remote, local));
+        return wrap(underlay_->connect(remote, local));
     }
     ISocketStream* connect(const char* path, size_t count = 0) override {
-        return wrap(base_->connect(path, count));
-    }
-    uint64_t timeout() const override { return base_->timeout(); }
-    void timeout(uint64_t tm) override { base_->timeout(tm); }
-    Object* get_underlay_object(uint64_t recursion) override {
-        return recursion == 0 ? (Object*)base_ : base_->get_underlay_object(recursion - 1);
-    }
-    int setsockopt(int level, int name, const void* value, socklen_t len) override {
-        return base_->setsockopt(level, name, value, len);
-    }
-    int getsockopt(int level, int name, void* value, socklen_t* len) override {
-        return base_->getsockopt(level, name, value, len);
+        return wrap(underlay_->connect(path, count));
     }
 
 private:
@@ -47,8 +34,6 @@ private:
     }
 
     TLSContext* ctx_;
-    ISocketClient* base_;
-    bool own_;
 };
 
 // What connection coroutines need. They may outlive the server (its base
@@ -78,27 +63,26 @@ struct tls_conn_state {
     }
 };
 
-class TLSSocketServer : public ISocketServer {
+// Owns its base by hand, not through ForwardSocketServer: the base goes
+// before the connections' shared state lets go of it.
+class TLSSocketServer : public ForwardSocketServer {
 public:
     TLSSocketServer(TLSContext* ctx, ISocketServer* base, bool own)
-        : state_(new tls_conn_state{ctx, {}, base}), base_(base), own_(own) {}
+        : ForwardSocketServer(base, false), state_(new tls_conn_state{ctx, {}, base}), own_(own) {}
     ~TLSSocketServer() override {
-        base_->terminate();
+        underlay_->terminate();
         if (own_) {
-            delete base_;
+            delete underlay_;
         } else {
-            base_->set_handler({});  // it must not call into us any more
+            underlay_->set_handler({});  // it must not call into us any more
         }
         state_->base = nullptr;
         state_->unref();
     }
 
-    int bind(const EndPoint& ep) override { return base_->bind(ep); }
-    int bind(const char* path, size_t count) override { return base_->bind(path, count); }
-    int listen(int backlog = 1024) override { return base_->listen(backlog); }
     ISocketStream* accept(EndPoint* remote_endpoint = nullptr) override {
-        ISocketStream* s = base_->accept(remote_endpoint);
-        if (s && s->timeout() == (uint64_t)-1) s->timeout(base_->timeout());
+        ISocketStream* s = underlay_->accept(remote_endpoint);
+        if (s && s->timeout() == (uint64_t)-1) s->timeout(underlay_->timeout());
         if (!s) return nullptr;
         std::unique_ptr<ISocketStream> t(
             make_tls_stream(state_->ctx, s, SecurityRole::Server, true, false));
@@ -113,31 +97,12 @@ public:
     }
     ISocketServer* set_handler(Handler handler) override {
         state_->handler = handler;
-        base_->set_handler({state_, &tls_conn_state::on_connection});
+        underlay_->set_handler({state_, &tls_conn_state::on_connection});
         return this;
     }
-    int start_loop(bool block = false) override { return base_->start_loop(block); }
-    void terminate() override { base_->terminate(); }
-    uint64_t timeout() const override { return base_->timeout(); }
-    void timeout(uint64_t tm) override { base_->timeout(tm); }
-
-    Object* get_underlay_object(uint64_t recursion) override {
-        return recursion == 0 ? (Object*)base_ : base_->get_underlay_object(recursion - 1);
-    }
-    int setsockopt(int level, int name, const void* value, socklen_t len) override {
-        return base_->setsockopt(level, name, value, len);
-    }
-    int getsockopt(int level, int name, void* value, socklen_t* len) override {
-        return base_->getsockopt(level, name, value, len);
-    }
-    int getsockname(EndPoint& addr) override { return base_->getsockname(addr); }
-    int getpeername(EndPoint& addr) override { return base_->getpeername(addr); }
-    int getsockname(char* path, size_t count) override { return base_->getsockname(path, count); }
-    int getpeername(char* path, size_t count) override { return base_->getpeername(path, count); }
 
 private:
     tls_conn_state* state_;
-    ISocketServer* base_;
     bool own_;
 };
 

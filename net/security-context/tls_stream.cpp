@@ -97,17 +97,15 @@ struct tls_bio {
 
 TLSSocketStream::TLSSocketStream(TLSContextImpl* ctx, ISocketStream* base, SecurityRole role,
                                  bool own)
-    : ctx_(ctx),
-      base_(base),
+    : ForwardSocketStream(base, own),
+      ctx_(ctx),
       role_(role),
-      own_(own),
       timeout_(base->timeout()),
       hs_deadline_(role == SecurityRole::Server ? ctx->handshake_timeout() : UINT64_MAX) {}
 
 TLSSocketStream::~TLSSocketStream() {
     close();
     SSL_free(ssl_);
-    if (own_) delete base_;
 }
 
 size_t TLSSocketStream::send_direct(const char* data, size_t n) {
@@ -118,7 +116,7 @@ size_t TLSSocketStream::send_direct(const char* data, size_t n) {
 }
 
 int TLSSocketStream::init() {
-    kernel_base_ = dynamic_cast<KernelSocketStream*>(base_);
+    kernel_base_ = dynamic_cast<KernelSocketStream*>(underlay_);
     in_.reset(new char[kInCap]);
     ssl_ = SSL_new(ctx_->ssl_ctx());
     BIO_METHOD* m = tls_bio::method();
@@ -174,7 +172,7 @@ std::string_view TLSSocketStream::alpn_selected() const {
 
 void TLSSocketStream::timeout(uint64_t tm) {
     timeout_ = tm;
-    base_->timeout(tm);
+    underlay_->timeout(tm);
 }
 
 // Runs one base call bounded by what is left of t: the base stream only
@@ -183,10 +181,10 @@ void TLSSocketStream::timeout(uint64_t tm) {
 template <typename F>
 ssize_t TLSSocketStream::with_deadline(Timeout& t, F f) {
     if (t.expiration() == UINT64_MAX) return f();
-    base_->timeout(t.timeout());
+    underlay_->timeout(t.timeout());
     ssize_t r = f();
     int e = errno;
-    base_->timeout(timeout_);
+    underlay_->timeout(timeout_);
     errno = e;
     return r;
 }
@@ -197,7 +195,7 @@ int TLSSocketStream::fill_input(Timeout& t) {
     DEFER(read_lock_.unlock());
     if (in_pos_ < in_len_) return 1;  // another coroutine filled it meanwhile
     if (in_eof_) return 0;
-    ssize_t r = with_deadline(t, [&] { return base_->recv(in_.get(), kInCap); });
+    ssize_t r = with_deadline(t, [&] { return underlay_->recv(in_.get(), kInCap); });
     if (r < 0) return -1;
     if (r == 0) {
         in_eof_ = true;
@@ -223,7 +221,7 @@ int TLSSocketStream::flush_output(Timeout& t, bool must) {
         sending_.clear();
         sending_.swap(out_);
         ssize_t r =
-            with_deadline(t, [&] { return base_->write(sending_.data(), sending_.size()); });
+            with_deadline(t, [&] { return underlay_->write(sending_.data(), sending_.size()); });
         // Part of a record may be gone: nothing more can be sent. What the
         // peer sent can still be read (an answer it sent before it closed).
         if (r != (ssize_t)sending_.size()) send_err_ = r < 0 ? errno : EPIPE;
@@ -473,18 +471,14 @@ void TLSSocketStream::send_close_notify() {
 
 int TLSSocketStream::shutdown(ShutdownHow how) {
     if (how != ShutdownHow::Read) send_close_notify();
-    return base_->shutdown(how);
+    return underlay_->shutdown(how);
 }
 
 int TLSSocketStream::close() {
     if (closed_) return 0;
     closed_ = true;
     send_close_notify();
-    return own_ ? base_->close() : 0;
-}
-
-Object* TLSSocketStream::get_underlay_object(uint64_t recursion) {
-    return recursion == 0 ? (Object*)base_ : base_->get_underlay_object(recursion - 1);
+    return owned_ ? underlay_->close() : 0;
 }
 
 // ---- factories and helpers --------------------------------------------------

@@ -1,5 +1,6 @@
 // TLSSocketStream: a TLS session over a base ISocketStream. Private header
-// of net/security-context/.
+// of net/security-context/. Socket options and names are the base's; the
+// I/O, close, shutdown and timeout are the session's own.
 //
 // OpenSSL never parks on the base stream: its BIO reads from in_ and appends
 // to out_ (or, with nothing queued, sends with one non-blocking syscall), so
@@ -18,6 +19,7 @@
 #include <photon/common/timeout.h>
 #include <photon/thread/thread.h>
 
+#include "../forward_socket.h"
 #include "tls_context.h"
 
 namespace photon {
@@ -25,7 +27,7 @@ namespace net {
 
 class KernelSocketStream;
 
-class TLSSocketStream : public ISocketStream {
+class TLSSocketStream : public ForwardSocketStream {
 public:
     TLSSocketStream(TLSContextImpl* ctx, ISocketStream* base, SecurityRole role, bool own);
     ~TLSSocketStream() override;
@@ -50,18 +52,6 @@ public:
     uint64_t timeout() const override { return timeout_; }
     void timeout(uint64_t tm) override;
 
-    Object* get_underlay_object(uint64_t recursion) override;
-    int setsockopt(int level, int name, const void* value, socklen_t len) override {
-        return base_->setsockopt(level, name, value, len);
-    }
-    int getsockopt(int level, int name, void* value, socklen_t* len) override {
-        return base_->getsockopt(level, name, value, len);
-    }
-    int getsockname(EndPoint& addr) override { return base_->getsockname(addr); }
-    int getpeername(EndPoint& addr) override { return base_->getpeername(addr); }
-    int getsockname(char* path, size_t count) override { return base_->getsockname(path, count); }
-    int getpeername(char* path, size_t count) override { return base_->getpeername(path, count); }
-
 private:
     friend struct tls_bio;
 
@@ -83,10 +73,8 @@ private:
     size_t send_direct(const char* data, size_t n);
 
     TLSContextImpl* ctx_;
-    ISocketStream* base_;
     KernelSocketStream* kernel_base_ = nullptr;
     SecurityRole role_;
-    bool own_;
     SSL* ssl_ = nullptr;
     uint64_t timeout_;
     Timeout hs_deadline_;  // a server's handshake ends by then (the context's limit)
