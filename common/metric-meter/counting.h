@@ -17,8 +17,8 @@ constexpr bool kCounting = true;
 
 // Times one call in 16 of a call site on each OS thread (none when not counting), for a
 // histogram of handler times: two clock reads and a shared histogram on every call were 0.5% of
-// a 4 KiB HTTP request and 1.4% of a small RPC call (doc/performance-notebook.md). `seq` is the site's
-// own thread_local count, so that sites sharing a thread do not skew each other's sample.
+// a 4 KiB HTTP request and 1.4% of a small RPC call (doc/performance-notebook.md). `seq` is the
+// site's own thread_local count, so that sites sharing a thread do not skew each other's sample.
 class SampledTimer {
 public:
     explicit SampledTimer(uint32_t& seq) : sampled_(kCounting && (++seq & 15) == 0) {
