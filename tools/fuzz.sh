@@ -9,6 +9,7 @@
 # JSON, XML, YAML and INI parsers). New inputs
 # go to build-fuzz/corpus-NAME (the seeds in test/fuzz/corpus/NAME stay
 # untouched); a crash leaves crash-* in build-fuzz/ and fails the script.
+# PHOTON_CMAKE_ARGS: extra configure arguments (CI passes -DPHOTON_WERROR=ON).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 name="${1:?usage: tools/fuzz.sh http|rfc9110|rpc|hpack|h2|simple_dom [seconds] [libFuzzer args]}"
@@ -30,9 +31,10 @@ generator=()
 if [ ! -f build-fuzz/CMakeCache.txt ] && command -v ninja >/dev/null 2>&1; then
     generator=(-G Ninja)
 fi
+# shellcheck disable=SC2086 # PHOTON_CMAKE_ARGS is a list of words
 CC="${CC:-clang}" CXX="${CXX:-clang++}" cmake -S . -B build-fuzz "${generator[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPHOTON_BUILD_FUZZERS=ON \
-    -DPHOTON_SANITIZE=address,undefined -DPHOTON_BUILD_EXAMPLES=OFF >/dev/null
+    -DPHOTON_SANITIZE=address,undefined -DPHOTON_BUILD_EXAMPLES=OFF ${PHOTON_CMAKE_ARGS:-} >/dev/null
 cmake --build build-fuzz --parallel "$jobs" --target "$target"
 
 mkdir -p "build-fuzz/corpus-$name"

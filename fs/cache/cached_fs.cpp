@@ -101,18 +101,18 @@ public:
         return xattr_ ? xattr_->lremovexattr(p, n) : nosrc();
     }
 
-    UNIMPLEMENTED_POINTER(IFile* creat(const char*, mode_t))
-    UNIMPLEMENTED(int symlink(const char*, const char*))
-    UNIMPLEMENTED(int link(const char*, const char*))
-    UNIMPLEMENTED(int chmod(const char*, mode_t))
-    UNIMPLEMENTED(int chown(const char*, uid_t, gid_t))
-    UNIMPLEMENTED(int lchown(const char*, uid_t, gid_t))
-    UNIMPLEMENTED(int truncate(const char*, off_t))
-    UNIMPLEMENTED(int utime(const char*, const struct utimbuf*))
-    UNIMPLEMENTED(int utimes(const char*, const struct timeval[2]))
-    UNIMPLEMENTED(int lutimes(const char*, const struct timeval[2]))
-    UNIMPLEMENTED(int mknod(const char*, mode_t, dev_t))
-    UNIMPLEMENTED(int syncfs())
+    UNIMPLEMENTED_POINTER(IFile* creat(const char*, mode_t) override)
+    UNIMPLEMENTED(int symlink(const char*, const char*) override)
+    UNIMPLEMENTED(int link(const char*, const char*) override)
+    UNIMPLEMENTED(int chmod(const char*, mode_t) override)
+    UNIMPLEMENTED(int chown(const char*, uid_t, gid_t) override)
+    UNIMPLEMENTED(int lchown(const char*, uid_t, gid_t) override)
+    UNIMPLEMENTED(int truncate(const char*, off_t) override)
+    UNIMPLEMENTED(int utime(const char*, const struct utimbuf*) override)
+    UNIMPLEMENTED(int utimes(const char*, const struct timeval[2]) override)
+    UNIMPLEMENTED(int lutimes(const char*, const struct timeval[2]) override)
+    UNIMPLEMENTED(int mknod(const char*, mode_t, dev_t) override)
+    UNIMPLEMENTED(int syncfs() override)
 
 private:
     static int nosrc() {
@@ -257,10 +257,10 @@ public:
     int fsync() override { return store_->fdatasync(); }
     int fdatasync() override { return store_->fdatasync(); }
 
-    UNIMPLEMENTED(off_t lseek(off_t, int))
-    UNIMPLEMENTED(int fchmod(mode_t))
-    UNIMPLEMENTED(int fchown(uid_t, gid_t))
-    UNIMPLEMENTED(int fiemap(struct fiemap*))
+    UNIMPLEMENTED(off_t lseek(off_t, int) override)
+    UNIMPLEMENTED(int fchmod(mode_t) override)
+    UNIMPLEMENTED(int fchown(uid_t, gid_t) override)
+    UNIMPLEMENTED(int fiemap(struct fiemap*) override)
 
 private:
     static int noattr() {

@@ -392,7 +392,7 @@ TEST_F(RedisTest, PoolSpreadsCallsOverItsConnections) {
     int bad = 0;
     std::vector<join_handle*> ths;
     for (int i = 0; i < 40; ++i) {
-        ths.push_back(thread_enable_join(thread_create11([&, i] {
+        ths.push_back(thread_enable_join(thread_create11([&] {
             for (int j = 0; j < 20; ++j) {
                 reply r;
                 if (pool->command({"INCR", "pool-counter"}, &r) != 0 || r.type != reply::INTEGER)

@@ -149,7 +149,9 @@ TEST(GrpcWire, RandomBytesThroughEveryDecoder) {
         for (auto& c : s) c = (char)rng();
         parse_timeout(s, &us);
         percent_decode(s);
-        if (base64_decode(s, &out)) EXPECT_LE(out.size(), s.size());
+        if (base64_decode(s, &out)) {
+            EXPECT_LE(out.size(), s.size());
+        }
         MessageReader r(64);
         r.feed(s.data(), s.size());
         bool c;

@@ -351,7 +351,9 @@ TEST(Hpack, PutReusesACodingOnlyWhileTheTableStays) {
         Fields lowered = f;
         for (auto& p : lowered)
             for (auto& ch : p.first) ch = (char)tolower(ch);
-        if (!out.empty()) EXPECT_EQ(lowered, decode(d, out));
+        if (!out.empty()) {
+            EXPECT_EQ(lowered, decode(d, out));
+        }
         return out;
     };
     block({{"X-Custom", "a"}});                                     // a literal, added to the table

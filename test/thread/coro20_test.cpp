@@ -40,8 +40,11 @@ TEST_F(Coro20, RunDrivesATaskAndItsAwaitedTasksToTheEnd) {
     EXPECT_EQ(60, r);
 }
 
+// Generators that finish end with co_return: their promise, as Photon's, has return_value and
+// no return_void, so flowing off the end would be undefined. What they return is not yielded.
 Generator<int> count_to(int n) {
     for (int i = 1; i <= n; i++) co_yield i;
+    co_return 0;
 }
 
 TEST_F(Coro20, AGeneratorIsAnInputRange) {
@@ -51,8 +54,16 @@ TEST_F(Coro20, AGeneratorIsAnInputRange) {
 
     auto g = count_to(100);
     got.clear();
+    static_assert(std::ranges::input_range<Generator<int>>);
+#if defined(__clang__) && __clang_major__ < 16 && defined(__GLIBCXX__)
+    // Older clang cannot instantiate libstdc++'s range adaptors (llvm-project#52696):
+    // the same walk through ranges::begin and end.
+    for (auto it = std::ranges::begin(g); it != std::ranges::end(g) && *it < 4; ++it)
+        got.push_back(*it);
+#else
     std::ranges::for_each(g | std::views::take_while([](int v) { return v < 4; }),
                           [&](int v) { got.push_back(v); });
+#endif
     EXPECT_EQ((std::vector<int>{1, 2, 3}), got);
 
     auto h = count_to(3);
@@ -65,6 +76,7 @@ TEST_F(Coro20, AGeneratorIsAnInputRange) {
 Generator<std::string> words() {
     co_yield std::string("alpha");
     co_yield std::string("be");
+    co_return std::string();
 }
 
 TEST_F(Coro20, IteratorArrowPointsAtTheGeneratorsValue) {
@@ -80,6 +92,7 @@ TEST_F(Coro20, IteratorArrowPointsAtTheGeneratorsValue) {
 
 FixedGenerator<int> squares(int n) {
     for (int i = 0; i < n; i++) co_yield i* i;
+    co_return 0;
 }
 
 TEST_F(Coro20, AFixedGeneratorWorksOnAPhotonStackAndOnTheMainOne) {

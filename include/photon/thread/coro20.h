@@ -9,7 +9,9 @@
 //    is allocated with stackful_malloc() on the photon coroutine's stack.
 //  - Generator<T> (frame on the heap) and FixedGenerator<T> (on the stack,
 //    not movable): co_yield values, read them with operator() or as an input
-//    range (begin()/end(), so std::ranges and views work).
+//    range (begin()/end(), so std::ranges and views work). One that finishes
+//    ends with co_return <value> (not yielded): as in Photon, the promise has
+//    return_value and no return_void, so flowing off its end is undefined.
 //  - usleep()/sleep() to co_await, timer(interval) yields photon::now every
 //    `interval` us.
 // co_yield and co_return also thread_yield(), letting the vCPU's other
