@@ -19,14 +19,55 @@
 
 namespace photon {
 namespace net {
+namespace forward_detail {
 
-class ForwardSocketStream : public ISocketStream {
+// What every socket interface I has: the underlay and its ownership, the
+// timeouts, the options and the layer chain.
+template <typename I>
+class Common : public I {
 public:
-    ForwardSocketStream(ISocketStream* underlay, bool ownership)
-        : underlay_(underlay), owned_(ownership) {}
-    ~ForwardSocketStream() override {
+    Common(I* underlay, bool ownership) : underlay_(underlay), owned_(ownership) {}
+    ~Common() override {
         if (owned_) delete underlay_;
     }
+
+    uint64_t timeout() const override { return underlay_->timeout(); }
+    void timeout(uint64_t tm) override { underlay_->timeout(tm); }
+    Object* get_underlay_object(uint64_t recursion) override {
+        return recursion == 0 ? (Object*)underlay_ : underlay_->get_underlay_object(recursion - 1);
+    }
+    int setsockopt(int level, int name, const void* value, socklen_t len) override {
+        return underlay_->setsockopt(level, name, value, len);
+    }
+    int getsockopt(int level, int name, void* value, socklen_t* len) override {
+        return underlay_->getsockopt(level, name, value, len);
+    }
+
+protected:
+    I* underlay_;
+    bool owned_;
+};
+
+// And the names, which streams and servers have.
+template <typename I>
+class Named : public Common<I> {
+public:
+    using Common<I>::Common;
+    int getsockname(EndPoint& addr) override { return this->underlay_->getsockname(addr); }
+    int getpeername(EndPoint& addr) override { return this->underlay_->getpeername(addr); }
+    int getsockname(char* path, size_t count) override {
+        return this->underlay_->getsockname(path, count);
+    }
+    int getpeername(char* path, size_t count) override {
+        return this->underlay_->getpeername(path, count);
+    }
+};
+
+}  // namespace forward_detail
+
+class ForwardSocketStream : public forward_detail::Named<ISocketStream> {
+public:
+    using Named::Named;
 
     int close() override { return owned_ ? underlay_->close() : 0; }
     int shutdown(ShutdownHow how) override { return underlay_->shutdown(how); }
@@ -54,40 +95,11 @@ public:
     ssize_t sendfile(int in_fd, off_t offset, size_t count) override {
         return underlay_->sendfile(in_fd, offset, count);
     }
-
-    uint64_t timeout() const override { return underlay_->timeout(); }
-    void timeout(uint64_t tm) override { underlay_->timeout(tm); }
-
-    Object* get_underlay_object(uint64_t recursion) override {
-        return recursion == 0 ? (Object*)underlay_ : underlay_->get_underlay_object(recursion - 1);
-    }
-    int setsockopt(int level, int name, const void* value, socklen_t len) override {
-        return underlay_->setsockopt(level, name, value, len);
-    }
-    int getsockopt(int level, int name, void* value, socklen_t* len) override {
-        return underlay_->getsockopt(level, name, value, len);
-    }
-    int getsockname(EndPoint& addr) override { return underlay_->getsockname(addr); }
-    int getpeername(EndPoint& addr) override { return underlay_->getpeername(addr); }
-    int getsockname(char* path, size_t count) override {
-        return underlay_->getsockname(path, count);
-    }
-    int getpeername(char* path, size_t count) override {
-        return underlay_->getpeername(path, count);
-    }
-
-protected:
-    ISocketStream* underlay_;
-    bool owned_;
 };
 
-class ForwardSocketClient : public ISocketClient {
+class ForwardSocketClient : public forward_detail::Common<ISocketClient> {
 public:
-    ForwardSocketClient(ISocketClient* underlay, bool ownership)
-        : underlay_(underlay), owned_(ownership) {}
-    ~ForwardSocketClient() override {
-        if (owned_) delete underlay_;
-    }
+    using Common::Common;
 
     ISocketStream* connect(const EndPoint& remote, const EndPoint* local = nullptr) override {
         return underlay_->connect(remote, local);
@@ -95,31 +107,11 @@ public:
     ISocketStream* connect(const char* path, size_t count = 0) override {
         return underlay_->connect(path, count);
     }
-    uint64_t timeout() const override { return underlay_->timeout(); }
-    void timeout(uint64_t tm) override { underlay_->timeout(tm); }
-
-    Object* get_underlay_object(uint64_t recursion) override {
-        return recursion == 0 ? (Object*)underlay_ : underlay_->get_underlay_object(recursion - 1);
-    }
-    int setsockopt(int level, int name, const void* value, socklen_t len) override {
-        return underlay_->setsockopt(level, name, value, len);
-    }
-    int getsockopt(int level, int name, void* value, socklen_t* len) override {
-        return underlay_->getsockopt(level, name, value, len);
-    }
-
-protected:
-    ISocketClient* underlay_;
-    bool owned_;
 };
 
-class ForwardSocketServer : public ISocketServer {
+class ForwardSocketServer : public forward_detail::Named<ISocketServer> {
 public:
-    ForwardSocketServer(ISocketServer* underlay, bool ownership)
-        : underlay_(underlay), owned_(ownership) {}
-    ~ForwardSocketServer() override {
-        if (owned_) delete underlay_;
-    }
+    using Named::Named;
 
     int bind(const EndPoint& ep) override { return underlay_->bind(ep); }
     int bind(const char* path, size_t count) override { return underlay_->bind(path, count); }
@@ -134,30 +126,6 @@ public:
     }
     int start_loop(bool block = false) override { return underlay_->start_loop(block); }
     void terminate() override { underlay_->terminate(); }
-    uint64_t timeout() const override { return underlay_->timeout(); }
-    void timeout(uint64_t tm) override { underlay_->timeout(tm); }
-
-    Object* get_underlay_object(uint64_t recursion) override {
-        return recursion == 0 ? (Object*)underlay_ : underlay_->get_underlay_object(recursion - 1);
-    }
-    int setsockopt(int level, int name, const void* value, socklen_t len) override {
-        return underlay_->setsockopt(level, name, value, len);
-    }
-    int getsockopt(int level, int name, void* value, socklen_t* len) override {
-        return underlay_->getsockopt(level, name, value, len);
-    }
-    int getsockname(EndPoint& addr) override { return underlay_->getsockname(addr); }
-    int getpeername(EndPoint& addr) override { return underlay_->getpeername(addr); }
-    int getsockname(char* path, size_t count) override {
-        return underlay_->getsockname(path, count);
-    }
-    int getpeername(char* path, size_t count) override {
-        return underlay_->getpeername(path, count);
-    }
-
-protected:
-    ISocketServer* underlay_;
-    bool owned_;
 };
 
 }  // namespace net
