@@ -9,14 +9,7 @@
 // BSD, macOS; both its generic and its ARM form, detected at run time and
 // folded by the compiler), the same decoding Delegate uses (callback.h).
 //
-// Differs from PhotonLibOS where it was a bug:
-//  - the `this` adjustment is applied to non-virtual functions too; Photon
-//    applied it only to virtual ones, so a function of a non-first base class
-//    (reached through a cast or an explicit T) ran with the wrong `this`;
-//  - it works on every Itanium-ABI target, 32-bit included (Photon knew only
-//    x86-64 and AArch64, and read 64-bit fields everywhere);
-//  - a null obj gives obj == nullptr and, for a virtual function, f ==
-//    nullptr, instead of reading a vtable through a null pointer.
+// Differences from PhotonLibOS: doc/compat.md#commonpmfh
 // Calling f(obj, args...) is how the ABI passes `this`; it is not portable
 // C++, which is why this header exists.
 #pragma once

@@ -3,10 +3,7 @@
 // "int (*)(char const*)"). Include it where such pointers are logged; any
 // thread, never yields.
 //
-// Differs from PhotonLibOS where it was a bug: the type name is printed to
-// its NUL (Photon printed the demangler's buffer size, which can include
-// bytes past the name), and a name that fails to demangle prints mangled
-// instead of as a null string.
+// Differences from PhotonLibOS: doc/compat.md#commonalog-functionptrh
 #pragma once
 #include <cxxabi.h>
 

@@ -9,27 +9,13 @@
 // "th=...|"), then the items of ALWAYS_LOGGED (a std::tuple; #define it before the LOG_* calls
 // to prefix every line), then the message and '\n'; cut at LOG_BUFFER_SIZE bytes.
 //
-// Not provided from PhotonLibOS's header: its formatting machinery (ALogBuffer, LogFormatter,
-// log_formatter, Prologue, STFMTLogBuffer, __log__, DEFINE_PROLOGUE, CopyOrRef), hence neither
-// LogBuffer's ptr/size fields: LogBuffer is the line that LOG_* and custom `operator<<`s write
-// to, and Photon's `LogBuffer(buf, size, output)` with its `level` formats into a caller's
-// buffer. DISABLE_AUDIT empties LOG_AUDIT.
+// LogBuffer is the line that LOG_* and custom `operator<<`s write to; LogBuffer(buf, size,
+// output) with its `level` formats into a caller's buffer. DISABLE_AUDIT empties LOG_AUDIT.
+// Outputs start without colours (preset_color() sets them). set_level_color() rejects an
+// unknown level or colour code with -1 EINVAL; log_output_file_close() without a file is -1
+// EALREADY.
 //
-// Other differences: outputs start without colours (Photon coloured stdout and stderr;
-// preset_color() restores that), file outputs rotate at any rotate_limit and keep any number
-// of files (Photon: at least 1 MiB, at most 30), and log_output_file_close() without a file
-// is -1 EALREADY (Photon returned 0).
-//
-// Differs from PhotonLibOS where it was a trap:
-//  - a literal format is the string as C++ reads it: adjacent literals join and escapes such
-//    as \n mean what they say (Photon printed the source spelling, quotes and backslashes);
-//  - LOG_EVERY_* / LOG_FIRST_* write no extra " <N log(s)>" lines (Photon wrote them with an
-//    uninitialised level), and LOG_EVERY_T accepts fractions of a second;
-//  - a negative number in HEX/OCT/BIN shows the bits of its own type (HEX(-1) of an int is
-//    FFFFFFFF, Photon sign-extended to 16 digits); a zero-padded negative DEC is "-0042"
-//    (Photon "00-42"); .lower(true) gives lowercase hex (Photon ignored it);
-//  - const char arrays print up to their NUL (Photon printed the whole array, NULs included);
-//  - set_level_color rejects an unknown level or colour code with -1 EINVAL.
+// Differences from PhotonLibOS: doc/compat.md#commonalogh
 #pragma once
 #include <atomic>
 #include <cassert>

@@ -12,16 +12,7 @@
 // blocks the thread) until `done` runs, then returns the result and sets errno
 // on failure. The operation owns its timeout: call() waits for `done`.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - call() wakes through an Awaiter, so its stack frame may go away as soon
-//   as it returns (Photon's semaphore could still be touched by a signaller
-//   on another thread after the waiter had taken the count and returned);
-// - AsyncResult fields start zeroed, so AsyncFuncWrapper_Generic no longer
-//   reads an uninitialized error_number and sets errno to garbage, and a
-//   failure reported with error_number 0 leaves errno alone;
-// - callback_umimplemented() (Photon's spelling, kept; callback_unimplemented
-//   is an alias) and callback() also work for Done<void>;
-// - async_func<R, T, ARGS...>(...) compiles with GCC (see below).
+// Differences from PhotonLibOS: doc/compat.md#commonasynch
 #pragma once
 #include <cassert>
 #include <cerrno>

@@ -4,8 +4,8 @@
 // AsyncResult::operation. The _and_*() / is_*f() helpers name the read and
 // write members as AsyncFunc pointers, so generic code can tell them apart.
 //
-// Provides less than Photon's header: its Example_of_Async_Operation class,
-// documentation written as code, is left out. In short, a caller does
+// Differences from PhotonLibOS: doc/compat.md#commonasync_streamh
+// A caller does
 //     stream->read(buf, n, {this, &Me::on_read_done});
 // and on_read_done(AsyncResult<ssize_t>* r) checks r->result < 0 and
 // r->error_number.
@@ -32,8 +32,7 @@ public:
         writev(iov, iovcnt, done, timeout);
     }
 
-    // constexpr (inline): Photon's plain `const static` ones failed to link
-    // when odr-used, e.g. bound to a const reference.
+    // Differences from PhotonLibOS: doc/compat.md#commonasync_streamh
     static constexpr uint32_t OPID_CLOSE = 0;
     static constexpr uint32_t OPID_READ = 1;
     static constexpr uint32_t OPID_READV = 2;

@@ -11,9 +11,7 @@
 // DELETE_CLOSURE. Including this header also provides get_member_function_address (PMF.h), as
 // PhotonLibOS's does.
 //
-// Differs from PhotonLibOS where it was a trap: a plain function R(Ts...) is called with its own
-// arguments (Photon passed the object pointer as an extra first one), fire_once() unbinds before
-// calling so the target may re-bind, and clear() forgets the object too.
+// Differences from PhotonLibOS: doc/compat.md#commoncallbackh
 #pragma once
 #include <cassert>
 #include <cerrno>

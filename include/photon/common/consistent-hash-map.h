@@ -6,16 +6,7 @@
 // covers. Fill it with push_back() and then sort(), or with assign().
 // Not synchronized: one writer, or readers only. Never yields.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - the comparator given to the constructor is used (Photon ignored it and
-//   default-constructed Compare, so a stateful comparator was dropped);
-// - sort() keeps entries with equal points in insertion order (Photon's
-//   unstable sort let the winner of a tie differ between runs and builds);
-//   duplicates are dropped when point and value both match, anywhere in the
-//   tie, not only when adjacent;
-// - rbegin()/rend() return reverse iterators (Photon's did not compile);
-// - at() / operator[] on an empty map abort with a message instead of
-//   dereferencing end().
+// Differences from PhotonLibOS: doc/compat.md#commonconsistent-hash-maph
 #pragma once
 #include <algorithm>
 #include <cassert>

@@ -7,17 +7,7 @@
 // computed by the compiler; the results are constants usable on any vCPU or
 // thread, and nothing here yields.
 //
-// Differs from PhotonLibOS where it was a bug:
-//  - TString::operator+ and TString::substr<offset, len>() did not compile;
-//    they work (substr checks its range with a static_assert);
-//  - EnumStr::operator[] with a value outside the enum, and CompactStringArray
-//    operator[] past its size, return an empty view instead of reading past
-//    the offset table;
-//  - joining an empty TStrArray gives TString<> (Photon gave a TStrArray<>, so
-//    whole() of it did not compile);
-//  - cut, strip, reverse and make_index_sequence are index computations, not
-//    one template recursion per character, so long strings (an enum with many
-//    values) do not hit the compiler's recursion limit.
+// Differences from PhotonLibOS: doc/compat.md#commonconststrh
 // DEFINE_ENUM_STR values must not have initializers ("A = 5"): names are
 // looked up by position, as in Photon.
 #pragma once

@@ -10,28 +10,9 @@
 // facade. Calls run on the caller's stack and yield only if the target does;
 // a facade is not synchronized.
 //
-// Differs from PhotonLibOS where it was a bug:
-//  - Delegates(obj) binds each signature through a generated function that
-//    calls obj's member by name: the compiler picks the overload (converting
-//    arguments), dispatches virtual calls and adjusts `this`, so members
-//    inherited from any base work. Photon copied raw member-function
-//    addresses: an inherited member did not compile, and a non-void signature
-//    took the overload by return type alone and called it with its own
-//    arguments (an int passed to a double parameter arrived as garbage);
-//  - arguments are forwarded (move-only and T&& parameters work), not copied;
-//  - an unbound cast operator returns Rt{} instead of calling a null pointer;
-//  - DUtils binds and reads the overload of exactly the given signature.
-//    Photon took the first overload if its pointer type matched and else the
-//    second, unchecked: binding a signature the Feature lacks wrote a function
-//    of the wrong type into another overload (Photon's own test does so), and
-//    a third overload was out of reach. Here bind_func() of a missing
-//    signature, or with a null typed object, returns false and changes
-//    nothing (Photon had already replaced the object pointer);
-//  - a SelfRef member must return a reference or pointer to its object (a
-//    static_assert says so); Photon reinterpreted any return value.
+// Differences from PhotonLibOS: doc/compat.md#commondelegatesh
 // Delegates(obj) leaves unbound any signature obj has no member for (its calls
-// return Rt{}), as Photon's stack-allocator facade documents; Photon's own
-// Delegates did not compile then. A Delegates has one object pointer:
+// return Rt{}), as Photon's stack-allocator facade documents. A Delegates has one object pointer:
 // bind_func() of a member that needs a different `this` (a non-first base's
 // member bound from a derived object) returns false when another object is
 // bound already.

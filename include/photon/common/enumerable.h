@@ -6,13 +6,7 @@
 // temporary into the range so that it lives through the loop. Whatever T's calls do (they may
 // yield, if T's do) happens on the calling thread.
 //
-// Differs from PhotonLibOS where it was a bug or a trap:
-// - copying an owning Enumerable (autoDelete) gave two owners and a double delete: a copy now
-//   never owns, and a move takes the ownership along.
-// - copying or moving the range made by enumerable(T&&) left it pointing at the source's
-//   object: it now points at its own.
-// - incrementing an end iterator is a no-op (Photon dereferenced nullptr); get() may return a
-//   reference (Photon failed to compile it).
+// Differences from PhotonLibOS: doc/compat.md#commonenumerableh
 #pragma once
 #include <cstddef>
 #include <iterator>

@@ -4,26 +4,7 @@
 // many parts with one allocation (appends), and rstring_view, an (offset, length) pair relative
 // to some base string. Pure computation on caller-owned memory: any thread, never yields.
 //
-// Differs from PhotonLibOS where it was a bug or a trap:
-// - to_uint64_check / to_int64_check / hex_to_uint64_check return 0 (failure) on overflow instead
-//   of wrapping, and leave *v alone on failure; all_digits() needs every character to be a digit
-//   (Photon's was true when the first one was).
-// - to_double_check parses the whole view (Photon cut it at 32 chars) in the "C" locale and fails
-//   on overflow to infinity; it is const.
-// - extract_c_str() always copies (Photon read a byte past the view and freed with delete).
-// - split: iterator::remainder() after the last part is empty (Photon built a garbage view);
-//   estring::split forwards temporaries, so s.split(charset(",")) no longer dangles.
-// - tolower_fast() lowers (Photon's member upper-cased, its 8-byte path skipped 'Y' and 'Z');
-//   the string_view case functions accept an empty view (Photon strlen()ed past it).
-// - estring::snprintf returns the whole output however long (Photon cut it at N, keeping the
-//   NUL at exactly N). append() and appends() print signed integers with their sign and chars
-//   as characters (Photon: 2^64 - n, and the code as a number); appends() also prints floating
-//   point in shortest round-trip form (Photon truncated it to an integer), a null const char*
-//   as nothing, and may take views of the estring itself (Photon read them after reallocating).
-// - Number parsing keeps Photon's prefix semantics ("12ab" parses as 12, 2 chars): compare the
-//   returned length with size() to reject trailing garbage.
-// - rstring_view: an offset or length that does not fit its type gives an empty view (Photon
-//   truncated it); `string_view | rstring_view` checks bounds without overflow.
+// Differences from PhotonLibOS: doc/compat.md#commonestringh
 #pragma once
 #include <cassert>
 #include <cstdint>

@@ -7,12 +7,7 @@
 // callback's sleep returns -1 with EINTR) and blocks the calling coroutine
 // until the loop has ended. All calls on the loop's vCPU.
 //
-// Differs from PhotonLibOS where it was a trap: stop() also interrupts a loop
-// started by run() (Photon only knew async_run()'s coroutine, so stop()
-// waited for the wait callback to return by itself); stop() from a callback
-// ends the loop after the callback returns instead of waiting for itself;
-// run() or async_run() on a loop that runs already does nothing;
-// loop_thread() is nullptr once the loop has ended.
+// Differences from PhotonLibOS: doc/compat.md#commonevent-looph
 #pragma once
 
 #include <photon/common/callback.h>

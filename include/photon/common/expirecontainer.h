@@ -18,20 +18,7 @@
 // insert() of an idle entry stays valid only until the next expiry: the
 // timer runs when the caller yields, and other vCPUs may expire at any time.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - releasing a key or item nobody holds fails (nullptr, errno EINVAL)
-//   instead of wrapping the reference count, which pinned the entry forever;
-// - clear() frees only idle entries; freeing objects still borrowed left
-//   their holders with dangling pointers (the destructor still frees all);
-// - the destructor stops the timer before freeing entries, so an expire()
-//   that yields in a destructor cannot run on a freed container;
-// - Borrow's move assignment releases what it held (Photon's did not
-//   compile), and a move carries moveout();
-// - release(key, true, false) on a list cache hands over the list's front
-//   node (the nodes stay linked) instead of a pointer to freed memory;
-// - ExpireList::keep_alive(key, false) of an entry past its lifespan but
-//   not yet collected returns false (Photon revived it);
-// - iterator::operator-> yields the item, so it->key() works.
+// Differences from PhotonLibOS: doc/compat.md#commonexpirecontainerh
 #pragma once
 
 #include <photon/common/intrusive_list.h>

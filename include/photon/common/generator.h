@@ -9,9 +9,7 @@
 // has_next answers "is the iterator on an element". Pure computation: any
 // thread, never yields.
 //
-// Differs from PhotonLibOS where it was a bug: Photon's iterator tested
-// has_next *before* advancing, so a generator of n > 0 elements yielded n + 1
-// (one past the end) while one of 0 yielded none; here it yields n.
+// Differences from PhotonLibOS: doc/compat.md#commongeneratorh
 #pragma once
 
 #include <cassert>

@@ -7,9 +7,7 @@
 // once a second, half of the objects that stayed idle all that second.
 // Destroying a pool waits for every object handed out to come back.
 //
-// Differs from PhotonLibOS where it was a trap: a constructor that fails
-// makes get() return nullptr without counting an object out (Photon counted
-// it, and its pool's destruction then waited for it forever).
+// Differences from PhotonLibOS: doc/compat.md#commonidentity-poolh
 #pragma once
 
 #include <cinttypes>

@@ -7,17 +7,7 @@
 // (nullptr when empty). Nothing here locks: the owner of a list serializes
 // access to it. Never yields; any vCPU or OS thread.
 //
-// Differences from Photon's, all fixes of traps:
-// - copying a node gives a lone node and assigning one keeps the target's
-//   links (Photon copied the links, so the copy claimed neighbours that did
-//   not point back at it, and inserting it was silently skipped);
-// - intrusive_list::push_front(intrusive_list&&) works (Photon's called a
-//   method that does not exist), and push_back/push_front of an empty list
-//   are no-ops instead of a null dereference;
-// - round_robin_next/prev of an empty list return nullptr instead of crashing;
-// - an intrusive_list can be moved (the source becomes empty) but not copied:
-//   two handles on one ring would both own it.
-// Extensions kept from earlier photon/common/list.h users: splice(), release().
+// Differences from PhotonLibOS: doc/compat.md#commonintrusive_listh
 #pragma once
 
 #include <cassert>

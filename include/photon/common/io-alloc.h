@@ -6,9 +6,7 @@
 // keeps freed power-of-two buffers (4 KiB-aligned by default) for reuse, in
 // IdentityPools, so any vCPU may use it.
 //
-// Differs from PhotonLibOS where it was a trap: the default allocator reports
-// a failed malloc (-1, ENOMEM) instead of returning a size with a null
-// buffer, and PooledAllocator sets errno when a request is too large.
+// Differences from PhotonLibOS: doc/compat.md#commonio-alloch
 #pragma once
 
 #include <malloc.h>

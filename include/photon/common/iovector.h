@@ -9,19 +9,7 @@
 // IOVectorEntity<CAPACITY, RESERVE_FRONT> holds it all inline (on the stack
 // or in an object); new_iovector makes one on the heap.
 //
-// Differs from PhotonLibOS where it was a trap (Photon asserted in debug
-// builds and wrote past the arrays in release ones):
-// - a push past capacity, or an allocation that fails, returns 0 with errno
-//   ENOBUFS / ENOMEM and leaves the vector as it was; push_front(bytes) and
-//   push_back(bytes) are all-or-nothing (Photon could push part and keep it);
-// - assign() and resize() return int: 0, or -1 ENOBUFS when the count does not
-//   fit, and then change nothing (Photon's return void);
-// - extract_front/back into an iovector_view or iovector that has too few
-//   slots returns -1 and extracts nothing (Photon consumed part of the source);
-// - moving into a vector too small for the source changes neither, errno
-//   ENOBUFS; new_iovector returns nullptr when malloc fails;
-// - IOVectorEntity(iov, iovcnt) with more than CAPACITY elements stays empty,
-//   errno ENOBUFS; with more than fit after the reserve, it reserves less.
+// Differences from PhotonLibOS: doc/compat.md#commoniovectorh
 #pragma once
 
 #include <cassert>

@@ -19,20 +19,7 @@
 // slot's mark, or on the published index), so the item's pointees are visible to the consumer.
 // empty(), full(), read_available() and write_available() are snapshots, exact when idle.
 //
-// Differs from PhotonLibOS where it was a bug or a trap:
-//  - MPMC: once recv() claimed positions ahead of the producers, pop() spun and empty() said no;
-//    both now see an empty queue. read_/write_available() never wrap to huge values (ordered
-//    loads, clamped to [0, capacity]).
-//  - N = 1 gets its 2 slots (Photon's SLOTS_NUM took __builtin_clzll(0)); N = 0 outside the Flex
-//    types is a compile error, not a queue of 2 items with 0 slots.
-//  - std::shared_ptr items are copied by assignment in the batch calls (Photon's memcpy skipped
-//    the reference counts), and pops move items out, so the queue keeps no reference to them.
-//  - FlexQueue constructs and destroys its slots (init_on on unzeroed memory left MPMC marks as
-//    garbage); create/init_on refuse an overflowing capacity or a misaligned buffer (EINVAL).
-//  - RingChannel send() with ThreadPause naps the coroutine, not the OS thread, when called on a
-//    vCPU: a consumer on that vCPU can then drain the full queue (Photon deadlocked).
-//  - The SPSC queue keeps each side's last view of the other's index on its own cache line, and
-//    every queue's slots start on a fresh line (Photon's shared one with head or read_tail).
+// Differences from PhotonLibOS: doc/compat.md#commonlockfree_queueh
 #pragma once
 
 #include <algorithm>

@@ -4,9 +4,7 @@
 // states through flags(). Whether calls yield or block is the implementation's
 // to say.
 //
-// Differs from PhotonLibOS where it was a trap: the default send_recv() waits
-// for the response after sending an empty request too (0 bytes sent is a
-// success; Photon returned 0 without receiving).
+// Differences from PhotonLibOS: doc/compat.md#commonmessage-channelh
 #pragma once
 
 #include <cinttypes>

@@ -12,11 +12,7 @@
 // Construct and destroy the cache on one vCPU, with no Borrow outstanding;
 // borrow/update may be called from any vCPU and may yield.
 //
-// Differs from PhotonLibOS where it was a race: a Borrow drops its reference
-// and requeues the key under the cache lock (Photon dropped it first, so the
-// reclaimer could free the key in between); box timestamps are atomic;
-// waiting borrowers sleep on the key's mutex instead of spinning on
-// thread_yield.
+// Differences from PhotonLibOS: doc/compat.md#commonobjectcachev2h
 #pragma once
 
 #include <photon/common/alog.h>

@@ -6,17 +6,7 @@
 // outlive the span. Pure computation: any vCPU or thread, never yields; not
 // synchronized, so one writer at a time.
 //
-// Differs from PhotonLibOS where it was a trap:
-//  - append()/insert() on a full span, and append() of a value that sorts
-//    before the last one, return -1 with errno ENOBUFS / EINVAL and change
-//    nothing (Photon asserted, so debug builds aborted; release builds took
-//    an out-of-order append and broke every later find);
-//  - free > n at construction is taken as "n free slots, none used" instead
-//    of an underflowed size that spans far past the array;
-//  - the order check is a loop, not n-deep recursion (a long array could
-//    overflow a coroutine's stack in a debug build);
-//  - the DEFINE_APPENDABLE_* macros evaluate their initializers once (Photon
-//    evaluated them twice), and every macro names photon:: types qualified.
+// Differences from PhotonLibOS: doc/compat.md#commonordered_spanh
 // An unordered initial array stays a precondition (asserted in debug builds):
 // the elements are the caller's and may be const. Added: free_slots().
 #pragma once

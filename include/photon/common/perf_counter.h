@@ -9,11 +9,7 @@
 // when the user's code is compiled with -DPERF; otherwise both macros cost
 // nothing. add() is lock-free and callable from any thread; never yields.
 //
-// Differs from PhotonLibOS where it was a bug: an AVERAGE counter keeps its
-// sample count apart from its sum (Photon packed them into one word, so more
-// than 2^24 samples in an interval corrupted the sum), registration may
-// happen from several threads at once (Photon's list was unguarded), and the
-// reporter thread never touches state that static destruction frees.
+// Differences from PhotonLibOS: doc/compat.md#commonperf_counterh
 #pragma once
 
 #include <atomic>

@@ -8,20 +8,7 @@
 // lock() / try_lock_wait2() return a handle for adjust_range() and
 // unlock(handle). offset + length saturates at 2^64 - 1.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - an empty range (length 0) locks nothing: it is granted at once and
-//   blocks no one (Photon's ordering broke on it: undefined behaviour);
-// - the waits take an optional Timeout (a Photon extension): on expiry they
-//   return -1 / nullptr with ETIMEDOUT; a Timeout of 0 makes them a try;
-// - a waiter is woken when the range in its way shrinks or moves too, not
-//   only when it is released;
-// - adjust_range() succeeds whenever the new range overlaps no other lock
-//   (Photon also refused moves past a neighbour), and sets errno: EINVAL
-//   for a null or released handle, EBUSY on overlap;
-// - handles are tokens, not pointers into the lock: a lock taken by lock()
-//   and released by unlock(offset, length) is freed there, and unlock() or
-//   adjust_range() of its handle afterwards is harmless (Photon freed it a
-//   second time); unlock(nullptr) does nothing.
+// Differences from PhotonLibOS: doc/compat.md#commonrange-lockh
 #pragma once
 
 #include <cinttypes>

@@ -15,22 +15,7 @@
 // rcu_call(old), which does the same on a new coroutine of their vCPU.
 // A domain must outlive the coroutines that use it and its pending rcu_calls.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - a grace period waits for every reader that quiesced before it (Photon's
-//   skipped those that quiesced at the domain's current count, and a reader
-//   that quiesced before the first writer looked offline), so an object could
-//   be freed while still being read;
-// - quiescent() and synchronize() order the reader's state against the
-//   pointer with full fences (Dekker-style), not with release/acquire alone;
-// - read_lock()/read_unlock() make a read-side section for a coroutine that
-//   is offline (Photon's did nothing, so its first read was unprotected);
-// - the reader list is guarded by a spinlock (Photon: photon::mutex), since
-//   readers leave it from coroutine-exit destructors and from plain threads;
-//   a writer that is not a photon coroutine waits with sched_yield/sleep;
-// - rcu_call() falls back to waiting inline if no coroutine can be created,
-//   and a domain's destruction waits for its pending rcu_calls;
-// - destroying a domain frees the readers still registered without touching
-//   the domain again (Photon's reader destructors re-entered it).
+// Differences from PhotonLibOS: doc/compat.md#commonrcuptrh
 #pragma once
 #include <assert.h>
 

@@ -4,14 +4,7 @@
 // failure value (negative if T is signed, zero/null otherwise); retval<T>(v, e) sets both;
 // retval<T>(reterr) is a failure carrying T's failure value. Plain values: any thread.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - retval<T>(reterr{0}) is a failure with EINVAL (Photon asserted, and in release builds made
-//   a "success" holding the failure value).
-// - retval<T> == retval<T> is symmetric: equal errors, and equal values if both succeeded
-//   (Photon compared values whenever the left side had succeeded).
-// - retval<T> for T other than int does not convert to int (Photon's reterr::operator int made
-//   `int n = retval<ssize_t>(...)` yield the errno); use get() or error().
-// - class types work: their failure value is T{} and no value of theirs is a failure.
+// Differences from PhotonLibOS: doc/compat.md#commonretvalh
 #pragma once
 #include <inttypes.h>
 #include <assert.h>

@@ -8,14 +8,7 @@
 // 7, as in Photon). If the buffer cannot be allocated, capacity() is 0 and every blocking call
 // fails at once with errno ENOMEM.
 //
-// Differs from PhotonLibOS where it was a bug or a trap:
-//  - Items are constructed in place (Photon assigned onto raw malloc'ed memory, undefined for a
-//    T such as std::string) and moved out by pop_front(T&).
-//  - A capacity of 0 or 1 gives 2 (Photon's ring of 1 was full and empty at once and blocked
-//    forever); one above 2^31 gives 2^31 (Photon's wrapped to 0).
-//  - RingBuffer read()/write() interrupted before moving a byte return -1 with the interrupter's
-//    errno (Photon returned 0, which reads as end of file); readv()/writev() stop at the first
-//    short transfer instead of going on into the next iovec, and refuse a bad iovec (EINVAL).
+// Differences from PhotonLibOS: doc/compat.md#commonringh
 #pragma once
 
 #include <sys/types.h>

@@ -12,18 +12,7 @@
 // ones. Results are copied to the waiters, so RetType must be copyable (and
 // not a reference). Destroying a SingleFlight waits until no run is pending.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - waiters are woken through an Awaiter, whose state may be destroyed as soon
-//   as the waiter wakes (Photon's semaphore could still be touched by the
-//   waker after the waiter had taken the count and returned from Do), and
-//   yield-mode waiters stop spinning after a while (Photon's yielded in a hot
-//   loop for the whole run, at full CPU when alone on their vCPU);
-// - a waiter only takes a result of its own type: a caller whose func returns
-//   another type than the running one's runs again instead of receiving bytes
-//   of the wrong type (Photon copied them in blindly);
-// - if func throws, the exception leaves the executor's Do() and the waiters
-//   run again (one of them becomes the next executor) instead of hanging
-//   forever; RetType needs to be copy-constructible, not default-constructible.
+// Differences from PhotonLibOS: doc/compat.md#commonsingleflighth
 #pragma once
 
 #include <atomic>

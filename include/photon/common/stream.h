@@ -4,10 +4,7 @@
 // -1 with errno. Not thread-safe: one coroutine reads and one writes at a
 // time.
 //
-// Differs from PhotonLibOS where it was a trap: readall() of a stream of exactly max_buf bytes
-// succeeds (Photon failed once the buffer was full), a failure before any byte is size -1
-// (Photon's 0 looked like an empty stream), and _and_write() does not call write() through a
-// member pointer of another type (undefined behaviour).
+// Differences from PhotonLibOS: doc/compat.md#commonstreamh
 #pragma once
 
 #include <sys/types.h>

@@ -6,22 +6,7 @@
 // (MutableValue). Not thread-safe, like the std containers they wrap; never yield. Out of
 // memory throws std::bad_alloc, as the std containers do.
 //
-// Differs from PhotonLibOS where it was a bug or a trap:
-// - lookups pass a real string_key that borrows the view (Photon cast a string_view to a
-//   string_key it was not); emplace() does not construct when the key exists (try_emplace);
-//   insert(P&&) moves only from rvalues (Photon moved from lvalue pairs too).
-// - the case-insensitive hasher wrote a byte past its buffer for 64-byte chunks; the
-//   case-insensitive order used strncasecmp (locale, stops at NUL) and disagreed with the
-//   case-insensitive equality; both now use photon::stricmp_fast.
-// - kv maps: an assignment through MutableValue is stored at once (Photon stored it when the
-//   proxy died, lost it when an iterator moved on, and let `m[a] = m[b]` rebind instead of
-//   copy); a value may be assigned from a view of itself; the key is never modified in place
-//   (Photon realloc()ed the key of a const map node); copying an skvm is not allowed (it would
-//   lose the value); const operator[] of a missing key gives an empty view and at() of a missing
-//   key throws std::out_of_range (Photon dereferenced end()); const_iterator is read-only.
-// - maps and sets also take an initializer list of (key, value) pairs / keys.
-// Provides less: the kv iterators are no longer constructible from the base map's
-// const_iterator (an implementation detail Photon exposed).
+// Differences from PhotonLibOS: doc/compat.md#commonstring-keyedh
 #pragma once
 
 #include <photon/common/estring.h>

@@ -3,8 +3,8 @@
 // C++17 and later, and libc++ in any mode: the standard <string_view>. C++14 on libstdc++,
 // whose <string_view> is empty there: std::basic_string_view from detail/string_view14.h,
 // the same class to the ABI as the one photon (built as C++17) was compiled against, so a
-// C++14 program links with photon's functions that take a std::string_view. (PhotonLibOS
-// aliases std::experimental::string_view instead, a different type to the linker.)
+// C++14 program links with photon's functions that take a std::string_view.
+// Differences from PhotonLibOS: doc/compat.md#commonstring_viewh
 #pragma once
 
 #include <string>  // defines the library's version macros

@@ -13,26 +13,11 @@
 // evenly: while others of its priority are active (called within the last
 // window), a flow that has lately taken more than one of them takes units only
 // beyond what those ask for at a time; units nobody else asks for still go to
-// it (PhotonLibOS keeps two flows of one priority at 0.4-0.6 each).
+// it.
 //
 // Not thread-safe: use one throttle from the coroutines of one vCPU.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - consume() of more than `limit` units takes them a bucketful at a time
-//   (Photon asserted, and hung without asserts); if interrupted midway, the
-//   part taken stays taken;
-// - the refill rate is exact: partial slices and the rounding of
-//   limit / slice carry over (Photon dropped both, and rounded the limit up
-//   to a multiple of `slice`, e.g. 150/s became 200/s with 100 slices);
-// - the bucket is filled from elapsed time without 64-bit overflow, so the
-//   unlimited throttle (-1ULL) works for Medium and Low priority too;
-// - the first refill counts from construction (Photon's from time 0 gave a
-//   second bucketful at once if `now` was stale then);
-// - update() to a lower limit trims the bucket to it (from unlimited,
-//   Photon's bucket stayed practically infinite);
-// - time_window 0 is taken as 1 us, slice 0 as 1, and more slices than
-//   microseconds in the window as one slice per microsecond (Photon divided
-//   by zero).
+// Differences from PhotonLibOS: doc/compat.md#commonthrottleh
 #pragma once
 
 #include <cstdint>

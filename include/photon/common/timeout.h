@@ -2,9 +2,7 @@
 // Functions that take a Timeout accept plain microseconds implicitly:
 // `{}` or -1 means never, 0 means already expired. Any vCPU or OS thread may use it.
 //
-// Differs from PhotonLibOS where it was a trap: std_duration() of a never-expiring Timeout is
-// microseconds::max() whatever the clock (Photon's turned negative when now was small), and
-// the rounding of timeout_ms() and friends cannot overflow.
+// Differences from PhotonLibOS: doc/compat.md#commontimeouth
 #pragma once
 
 #include <chrono>

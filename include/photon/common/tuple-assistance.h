@@ -5,15 +5,7 @@
 // Pure compile-time helpers: any vCPU or thread; apply/enumerate yield only
 // if the called code does.
 //
-// Differs from PhotonLibOS where it was a trap:
-//  - apply() with an lvalue tuple (or a tuple element that is an lvalue
-//    reference) copies into by-value parameters; Photon moved out of the
-//    caller's tuple. A move-only element still moves, the only way Photon's
-//    code compiled. Rvalue tuples behave exactly as in Photon.
-//  - callable<F> is SFINAE-friendly (no member types when F has no single
-//    call signature) and also knows noexcept functions and member functions;
-//    apply() then falls back to std::apply's rules, so generic lambdas work.
-//  - apply() accepts member pointers (std::invoke), enumerate() an empty tuple.
+// Differences from PhotonLibOS: doc/compat.md#commontuple-assistanceh
 #pragma once
 
 #include <cstddef>

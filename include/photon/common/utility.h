@@ -2,15 +2,7 @@
 // shorthands, integer ranges, alignment, ownership-tagged pointers and saturating arithmetic.
 // Pure computation: safe on any vCPU or OS thread, never yields (print_stacktrace logs).
 //
-// Differs from PhotonLibOS where it was a trap:
-//  - OwnedPtr ANDed the pointer with its ownership bit, so it kept 0 or 1 instead of the
-//    pointer; here it keeps the pointer, and it is move-only (a copy deleted the object twice);
-//  - NewObj<T>(...) deletes the object if init() is never called (it leaked), and reports
-//    allocation failure from init() as nullptr + ENOMEM;
-//  - xrange() accepts empty and overshooting ranges (Photon asserted begin < end and an exact
-//    step count), round_up_to_exp2 works past 2^32, log2_round_up(1) is 0 (Photon gave 1);
-//  - ENABLE_IF is a non-type parameter (`int = 0`), so overloads that differ only in their
-//    conditions can coexist; as in Photon it goes last in a template parameter list.
+// Differences from PhotonLibOS: doc/compat.md#commonutilityh
 #pragma once
 #include <assert.h>
 #include <cerrno>

@@ -3,13 +3,7 @@
 // holds the 36-character text and its NUL. Plain data: any thread, never
 // yields. Errors are logged and return -1 with errno set.
 //
-// Differs from PhotonLibOS where it was a trap: parse(in, n) honours n (a
-// 36-byte buffer needs no NUL; fewer than 36 bytes is invalid) and
-// String::is_valid(nullptr) is false instead of a crash; failures set errno
-// (EINVAL; Photon left it alone); to_string() into a buffer shorter than
-// String::LEN returns -1 with ENOBUFS (Photon returned the positive shortfall,
-// which a `< 0` check took for success). The copy assignment is the implicit
-// one (same effect), which keeps UUID trivially copyable.
+// Differences from PhotonLibOS: doc/compat.md#commonuuidh
 #pragma once
 
 #include <cerrno>

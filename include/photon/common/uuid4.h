@@ -9,11 +9,7 @@
 // Thread-safe (the generator's state is per OS thread, seeded from the
 // kernel's random source); never yields.
 //
-// Differs from PhotonLibOS where it was a bug: a string with a hex digit
-// where a dash belongs is invalid (Photon accepted it and skipped the
-// digit), a nullptr string is invalid instead of a crash, and generation
-// neither races between threads nor, when /dev/urandom could not be read,
-// produces the same all-zero UUID every time.
+// Differences from PhotonLibOS: doc/compat.md#commonuuid4h
 #ifndef _UUID4_H
 #define _UUID4_H
 

@@ -15,13 +15,7 @@
 // slicing-by-8 table elsewhere. The *_hw functions are safe to call on any
 // CPU: without the instructions they compute the same value in software.
 //
-// Differs from PhotonLibOS where it was a trap: crc32c_hw() on a CPU without
-// CRC instructions computes in software instead of dying of SIGILL; calls
-// made before the library's load-time constructor (from another static
-// constructor) work instead of jumping through a null pointer;
-// crc32c_series_hw handles parts shorter than 8 bytes (Photon's left 0) and
-// buffers over 4 GiB; crc32c_trim rejects a prefix + suffix whose 32-bit sum
-// wraps around.
+// Differences from PhotonLibOS: doc/compat.md#commonchecksumcrc32ch
 #pragma once
 
 #include <cstddef>

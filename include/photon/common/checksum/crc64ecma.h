@@ -13,12 +13,7 @@
 // once at load time. The *_hw functions are safe on any CPU (software when
 // the instructions are missing).
 //
-// Differs from PhotonLibOS where it was a bug: crc64ecma(string_view) returns
-// all 64 bits (Photon's returned uint32_t, truncating the CRC);
-// crc64ecma_series*, crc64ecma_combine_series* are implemented (Photon
-// declared them and left the dispatch pointers null, so calls crashed or did
-// not link); crc64ecma_trim handles sizes of 4 GiB and more (Photon
-// truncated them to 32 bits and read past its shift table).
+// Differences from PhotonLibOS: doc/compat.md#commonchecksumcrc64ecmah
 #pragma once
 
 #include <cstddef>

@@ -4,13 +4,7 @@
 // program links libcrypto (photon::photon does when built with TLS). No
 // call yields; one object belongs to one thread or coroutine at a time.
 //
-// Differs from PhotonLibOS where it was a trap: a Digest can be copied (the
-// copy continues independently; Photon's copy shared and double-freed the
-// context) and moved; finalize() works on a copy of the running state, so
-// it may be called more than once and update() may go on after it (Photon's
-// const finalize() did not compile, and updating after finalize(buf) was an
-// OpenSSL error); failures (allocation, OpenSSL errors) are reported by ok()
-// instead of being ignored, and their digest reads as all zeros.
+// Differences from PhotonLibOS: doc/compat.md#commonchecksumdigesth
 #pragma once
 
 #include <cerrno>

@@ -21,7 +21,7 @@
 #include <photon/common/utility.h>
 #include <photon/thread/detail/spin_wait.h>
 
-// Photon uses 128 on Apple Silicon, which this library does not target.
+// Differences from PhotonLibOS: doc/compat.md#commondetaillockfree_queue_ringh
 struct CPUCacheLine {
     constexpr static size_t SIZE = 64;
 };

@@ -11,20 +11,7 @@
 // the executor's own included; the waiting per Context is as in awaiter.h
 // (AutoContext parks the calling coroutine on a vCPU, blocks a plain thread).
 //
-// Differs from PhotonLibOS where it was a trap:
-// - an exception thrown by a perform() task is rethrown in the caller (Photon
-//   let it escape the coroutine); one from an async_perform() task ends the
-//   program through std::terminate, as from a std::thread;
-// - R need not be default-constructible;
-// - if photon::init fails on the executor's thread (e.g. io_uring asked for
-//   and absent) the failure is logged and the executor runs on a vCPU without
-//   event engine, where Photon went on without a vCPU at all;
-// - export_as_executor() outside a vCPU returns nullptr with ENOSYS;
-// - async_perform(nullptr) does nothing (EINVAL);
-// - the destructor returns after every task given before it has finished,
-//   also for an exported executor; from one of the executor's own tasks it
-//   does not wait, and the executor finishes its work in the background.
-// Not provided: easyawaiter.h and easylock.h, which need Alibaba's libeasy.
+// Differences from PhotonLibOS: doc/compat.md#commonexecutorexecutorh
 #pragma once
 
 #include <cerrno>

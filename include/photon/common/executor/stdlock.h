@@ -3,10 +3,7 @@
 // plain OS threads. Blocks the calling OS thread (the whole vCPU, if it is
 // one).
 //
-// Partial: Photon's stdlock.h also defines StdContext with Cond, CondLock,
-// Lock and Mutex aliases, but Photon's own awaiter.h defines StdContext too,
-// so the two never compiled together there; here StdContext is awaiter.h's
-// tag, which executor.h needs, and the aliases are not provided.
+// Differences from PhotonLibOS: doc/compat.md#commonexecutorstdlockh
 #pragma once
 
 #include <chrono>

@@ -20,14 +20,7 @@
 // returns the bytes moved or -1 with its errno. Any vCPU may read or write;
 // concurrent readers (and writers) take turns, each moving its whole count.
 //
-// Differs from PhotonLibOS where it was a trap: closing an endpoint ends the
-// peer's reads (EOF) and writes (EPIPE) instead of leaving them blocked
-// forever, and close() wakes the stream's own blocked calls; capacity 0 fails
-// with EINVAL (Photon's streams then blocked every write forever); failures
-// set errno (Photon returned -1 with errno untouched); StringSocketStream's
-// read() consumes its input (Photon's returned the same bytes forever), and
-// its recv/send of iovecs with no non-empty buffer return 0 instead of
-// reading past the array.
+// Differences from PhotonLibOS: doc/compat.md#commonmemory-streammemory-streamh
 #pragma once
 
 #include <cinttypes>

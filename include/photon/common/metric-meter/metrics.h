@@ -10,11 +10,7 @@
 // are differences of `photon::now`, which the scheduler refreshes when
 // coroutines switch, so a section that never yields may measure 0.
 //
-// Differs from PhotonLibOS where it was a trap: the window arithmetic cannot
-// overflow (Photon multiplied the total by the elapsed microseconds in 64
-// bits and doubled the interval, so large totals or an interval near
-// UINT64_MAX wrapped), and negative totals decay toward zero instead of
-// turning into huge values through an unsigned subtraction.
+// Differences from PhotonLibOS: doc/compat.md#commonmetric-metermetricsh
 #pragma once
 #include <cstddef>
 #include <cstdint>
