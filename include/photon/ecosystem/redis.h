@@ -19,10 +19,7 @@
 // - client_pool: a few pipelined_clients; each call goes to the one with the fewest in flight.
 // Calls yield the calling coroutine; objects belong to the vCPU that made them.
 //
-// Differs from PhotonLibOS: an empty string argument is sent as an empty bulk string (Photon
-// sent a null bulk string, which servers reject); arguments larger than the buffer are written
-// directly rather than overflowing it; a failed read makes parse_response_item() return an
-// error_message instead of an empty item.
+// Differences from PhotonLibOS: doc/compat.md#ecosystemredish
 #pragma once
 #include <assert.h>
 #include <stdint.h>

@@ -10,9 +10,7 @@
 // malformed input, never crashes: EINVAL for malformed text, ENOTSUP for a format whose
 // backend was not built (doc/simple_dom.md), E2BIG past the nesting or node-count limits.
 //
-// Differs from PhotonLibOS: a top-level scalar or array is a document too (Photon's JSON needed
-// an object); XML elements with child elements have type OBJECT; YAML scalars that are null
-// ("~", empty) have type null; make_overlay() is not provided (Photon declared it only).
+// Differences from PhotonLibOS: doc/compat.md#ecosystemsimple_domh
 #pragma once
 #include <math.h>
 #include <stdint.h>

@@ -19,13 +19,7 @@
 // their filesystem() is the adaptor. IFileXAttr / IFileSystemXAttr are
 // passed on when the wrapped object has them.
 //
-// Differs from PhotonLibOS where it was a trap: the sync adaptors run calls
-// on a pool of at most 64 helper threads kept across calls (Photon started
-// and detached an OS thread per call), and the caller waits on an awaiter,
-// not on an interrupt that anything else could send (Photon's caller then
-// returned while the helper still wrote into its stack). The OPID_*
-// constants are constexpr, so they may be bound to references (Photon's
-// had no definition to link against).
+// Differences from PhotonLibOS: doc/compat.md#fsasync_filesystemh
 #pragma once
 
 #include <sys/stat.h>

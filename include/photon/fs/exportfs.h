@@ -14,19 +14,7 @@
 // Needs nothing of the rest of fs/ but async_filesystem.h: usable by any
 // front end (a FUSE adaptor, a C API) as it is.
 //
-// Provides less than PhotonLibOS: the "easy" (libeasy) sync exports, which
-// Photon declares only for non-Linux builds, are left out.
-//
-// Differs from PhotonLibOS where it was a trap:
-// - a call made while no vCPU serves (before exportfs_init() or after
-//   exportfs_fini()) fails at once with ESHUTDOWN (Photon queued it, and its
-//   caller waited forever);
-// - deleting an export while its calls are still running waits for them
-//   before the wrapped object goes (Photon deleted it under them), and
-//   AsyncResult::object is the async object itself (Photon's pointed at an
-//   internal base);
-// - export_as_sync_* park a calling coroutine instead of blocking its vCPU
-//   on a std::condition_variable (which deadlocked on the serving vCPU).
+// Differences from PhotonLibOS: doc/compat.md#fsexportfsh
 #pragma once
 
 #include <cstdint>

@@ -1,18 +1,7 @@
 // filecopy: copies a file's bytes into another, as PhotonLibOS declares it.
 // Blocks the calling coroutine as the files' calls do.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - it copies to the end of the input (a read that returns 0), so a short
-//   read in the middle no longer ends the copy early with a truncated file;
-// - it writes the bytes it read, not a whole buffer of which the tail is
-//   stale: only an output that rejects the short last write (an O_DIRECT file,
-//   EINVAL) gets it padded to 4 KiB and is then truncated to the true size;
-// - an O_DIRECT input (libaio) whose size is not a multiple of its block
-//   ends the copy at its end too: the read after the short last one, which
-//   it refuses (EINVAL at an unaligned offset), is taken as the end when the
-//   input's fstat size says so;
-// - a failure keeps the I/O call's errno (Photon replaced it with EIO) and
-//   the output is truncated only after the copy succeeded.
+// Differences from PhotonLibOS: doc/compat.md#fsfilecopyh
 #pragma once
 
 #include <sys/types.h>

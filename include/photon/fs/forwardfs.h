@@ -13,8 +13,7 @@
 //       int reads = 0;
 //   };
 //
-// Differs from PhotonLibOS: get_underlay_object() returns the wrapped object
-// (Photon's failed with ENOSYS), as subfs and the aligned adaptor do.
+// Differences from PhotonLibOS: doc/compat.md#fsforwardfsh
 #pragma once
 
 #include <cstdarg>

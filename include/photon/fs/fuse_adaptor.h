@@ -21,9 +21,9 @@
 // -o auto_unmount to have fusermount3 do that when the process dies.
 //
 // -o options of every call:
-//   threads=N          serve on N vCPUs (default 1; Photon's was 4 OS
-//                      threads). With N > 1 the file system is called from
-//                      several vCPUs at once and must allow that.
+//   threads=N          serve on N vCPUs (default 1). With
+//                      N > 1 the file system is called from several
+//                      vCPUs at once and must allow that.
 //   max_inflight=N     requests in progress at once, per vCPU (1024)
 //   memory_budget=SIZE bytes (K, M, G) that requests in progress and their
 //                      replies (reads, directory listings) may hold; default:
@@ -44,26 +44,7 @@
 //   descriptor: one copy less, but the vCPU blocks while the kernel reads),
 //   splice_move, no_async_dio, readdirplus=no, ...
 //
-// Differs from PhotonLibOS, where it was a trap or a bug:
-// - fuser_go runs on libfuse's low-level API with an inode table of its
-//   own. run_fuse (libfuse's path layer, which locks paths with pthread
-//   mutexes) runs UNLINK, RMDIR, RENAME and FORGET with no other request in
-//   progress: a request yielding while it held a path lock deadlocked the
-//   vCPU (Photon's fuser_go: rm of a file whose stat was in progress).
-// - get_fuse_xmp_oper(): readdir passes names only (Photon's partial stats
-//   were taken as the attributes by readdirplus: sizes of 0) and starts over
-//   at offset 0; flush does not fsync on every close(); rename honours
-//   RENAME_NOREPLACE and refuses RENAME_EXCHANGE (Photon renamed over the
-//   target); utimens, mknod and the xattr calls work (Photon gave ENOSYS, or
-//   success with empty values); chown does not follow symlinks; st_blocks
-//   is the file system's; init keeps run_fuse's user_data.
-// - The process umask is not changed (Photon set it to 0); modes of files
-//   made through the mount are set exactly as asked.
-// - fuser_go(nullptr, ...) fails with EINVAL (Photon returned 0); -h and -V
-//   return 0. fuser_go_exportfs serves on the vCPU it makes of the calling
-//   thread (no exportfs hop) and returns the session's result (Photon's
-//   returned 0 whatever happened).
-// - In the foreground the working directory is kept (libfuse chdir'ed to /).
+// Differences from PhotonLibOS: doc/compat.md#fsfuse_adaptorh
 //
 // run_fuse: libfuse keeps fuse_get_context() per OS thread, so an operation
 // must read it (uid, gid, pid) before its first yield; afterwards it may be

@@ -9,23 +9,7 @@
 // Path and Tree are plain data (any thread, never yield); mkdir_recursive and
 // Walker block as the file system's calls do.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - level_valid() counts every ordinary name as a level (Photon counted only
-//   names starting with '.', so "/a/b/../c" was invalid);
-// - mkdir_recursive() keeps a relative path relative (Photon made "a/b/" into
-//   "/a/b", a directory at the host's root on a root-less localfs), and
-//   fails with ENOTDIR where a non-directory is in the way (Photon: success);
-// - dirname() of a path with no base name ("/", "") is the path itself
-//   (Photon computed its size from a null pointer), ends_with_slash() and
-//   is_dots() of an empty path are false (Photon read out of bounds), and
-//   iterators compare by position (Photon compared the names);
-// - Walker stops (valid() false, errno ENAMETOOLONG) at a path longer than
-//   PATH_MAX (Photon went on with a wrong path), and a directory that cannot
-//   be opened ends the walk (Photon used an empty stack);
-// - Tree::Value keeps "is a directory" apart from the pointer (Photon took a
-//   user value with bit 63 set for a directory, and freed it as one), an
-//   ordinary name in the middle of a path fails with ENOTDIR (Photon:
-//   EEXIST), and stat("/") is 2, a directory.
+// Differences from PhotonLibOS: doc/compat.md#fspathh
 #pragma once
 
 #include <climits>

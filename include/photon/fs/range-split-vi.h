@@ -4,11 +4,7 @@
 // i is [key_points[i], key_points[i+1]). The caller keeps key_points alive
 // while the split is used. Plain data: any thread, never yields.
 //
-// Differs from PhotonLibOS where it was a trap: two key points ({0,
-// UINT64_MAX}: one block) are enough (Photon asked for three); a range ending
-// at UINT64_MAX no longer reads past the key points; and key points that
-// break the rules above, which debug builds still assert on, give an empty
-// split in release builds (Photon read out of bounds).
+// Differences from PhotonLibOS: doc/compat.md#fsrange-split-vih
 #pragma once
 
 #include <algorithm>

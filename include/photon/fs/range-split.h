@@ -14,19 +14,7 @@
 // piece. Fields: abegin / aend are the indexes of the blocks that hold the
 // range (aend one past), apbegin / apend those of its whole blocks.
 //
-// Provides less than PhotonLibOS: ___example_of_range_split___(), its usage
-// written as code, is left out (the example above says the same).
-//
-// Differs from PhotonLibOS where it was a trap:
-// - an empty range (length 0) has no parts, and aligned_parts() of a range
-//   without whole blocks is empty (Photon's aligned_parts() of an empty
-//   unaligned range ran past its end, forever);
-// - a range whose end passes 2^64 is cut at 2^64 - 1, and rounding up no
-//   longer overflows near 2^64;
-// - interval 0 means one block covering everything (Photon divided by zero),
-//   and range_split_power2 with an interval that is not a power of two
-//   splits correctly by division (Photon only asserted, and got it wrong in
-//   release builds).
+// Differences from PhotonLibOS: doc/compat.md#fsrange-splith
 #pragma once
 
 #include <cassert>

@@ -8,15 +8,7 @@
 // window's worth may pass at once. 0 means no limit. Metadata calls pass
 // through. Call from the vCPU the file is used on; one vCPU per throttle.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - the files of a throttled file system share its limits through a
-//   reference, so they may outlive it (Photon's pointed into the deleted
-//   file system);
-// - a request of 4 GiB or more is charged in full (Photon cut its size to 32
-//   bits), and appends count as writes (Photon let them through);
-// - a piece that comes up short ends the request with the bytes done so far
-//   (as Photon), and a failed first piece gives -1 with its errno;
-// - a null file or file system fails with EINVAL.
+// Differences from PhotonLibOS: doc/compat.md#fsthrottled-fileh
 #pragma once
 
 #include <cinttypes>

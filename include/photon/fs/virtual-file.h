@@ -8,19 +8,7 @@
 // VirtualReadOnlyFile also answers the write and metadata calls: ENOSYS.
 // Calls yield if the derived class's do. One coroutine at a time per file.
 //
-// Provides less than PhotonLibOS: buffered_piov(), which Photon declares but
-// never defines, is left out.
-//
-// Differs from PhotonLibOS where it was a trap:
-// - lseek() to a negative position fails with EINVAL and keeps the position
-//   (Photon stored it), as does an unknown whence (Photon left errno alone),
-//   and one past OFF_MAX fails with EOVERFLOW;
-// - piov_nocopy() returns the bytes done when a part comes up short (Photon
-//   returned -1 and lost them, e.g. at the end of the file);
-// - piov_copy() bounces through at most 4 MiB at a time (Photon allocated the
-//   whole request, and threw std::bad_alloc across the API for a large one),
-//   and never calls pwrite through a pointer cast from another type;
-// - VirtualReadOnlyFile::close() succeeds (Photon's failed with ENOSYS).
+// Differences from PhotonLibOS: doc/compat.md#fsvirtual-fileh
 #pragma once
 
 #include <photon/fs/filesystem.h>

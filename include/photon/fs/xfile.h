@@ -11,14 +11,7 @@
 // fchmod / fchown / ftruncate fail with ENOSYS. Calls block as the parts do;
 // one coroutine at a time per file.
 //
-// Differs from PhotonLibOS where it was a trap:
-// - with ownership the parts are deleted with the composite (Photon never
-//   deleted them); a failed creation leaves them to the caller;
-// - a read at or past the end returns 0 (Photon: -1 EIO), and a part that
-//   comes up short gives the bytes done so far (Photon: -1, losing them);
-// - fsync / fdatasync report a part's failure (Photon returned 0 always);
-// - linear parts of size 0 are skipped (Photon broke its own key points),
-//   and a null part or sizes that overflow 64 bits fail with EINVAL.
+// Differences from PhotonLibOS: doc/compat.md#fsxfileh
 #pragma once
 
 #include <cinttypes>

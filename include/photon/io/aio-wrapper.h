@@ -58,7 +58,8 @@ using ::posixaio_pwrite;
 using ::posixaio_pwritev;
 
 // libaio has no fsync of its own: this one runs fsync(2) on the posixaio
-// helpers (Photon's returned 0 without syncing anything).
+// helpers.
+// Differences from PhotonLibOS: doc/compat.md#ioaio-wrapperh
 inline int libaio_fsync(int fd) { return posixaio_fsync(fd); }
 
 // Adaptors for templates over I/O engines. libaio's fsync/fdatasync run on

@@ -13,9 +13,9 @@
 // it, running each request in a pooled coroutine, so many requests of one
 // connection run at once and their replies go out as they finish.
 //
-// Beyond PhotonLibOS (compatible additions): an unknown function gets an
-// error reply that the caller sees as -1 ENOSYS (Photon closed the
-// connection); a frame whose header or body stalls is cut after the frame
+// Differences from PhotonLibOS: doc/compat.md#rpcrpch
+// An unknown function gets an error reply that the caller sees as -1 ENOSYS;
+// a frame whose header or body stalls is cut after the frame
 // timeout; sizes past the configured limit (64 MiB by default) close the
 // connection; shutdown(no_more_requests, timeout) bounds the wait for running
 // calls; set_max_message_size and set_frame_timeout on both ends; a server

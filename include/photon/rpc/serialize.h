@@ -10,13 +10,12 @@
 // points each field at its contents in place (copying only when a field spans
 // two received buffers or is misaligned for its type).
 //
-// Differs from PhotonLibOS where it was a trap: received input is checked, so
-// a hostile peer cannot make a field point outside the payload. Deserializing
-// fails (nullptr) when a length runs past the payload, an array's length is
-// not a multiple of its element size, or bytes are left over; a received
-// string always ends in NUL (its last byte is forced to NUL, so c_str() stays
-// inside it); an empty string's sv() is empty (Photon's underflowed); an
+// Received input is checked, so a hostile peer cannot make a field point outside the
+// payload. Deserializing fails (nullptr) when a length runs past the payload, an array's
+// length is not a multiple of its element size, or bytes are left over; a received string
+// always ends in NUL (its last byte is forced to NUL); an empty string's sv() is empty; an
 // array of a type with alignment is realigned rather than read misaligned.
+// Differences from PhotonLibOS: doc/compat.md#rpcserializeh
 //
 // Ours: a SerializerIOV with zero_pointers set (the stub's requests and the
 // skeleton's replies) sends copies of the message's own bytes and of its

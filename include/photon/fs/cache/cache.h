@@ -13,8 +13,7 @@
 // A quotaDirLevel above 0 gives per-directory quotas (QuotaFilePool,
 // full_file_cache/quota_pool.h).
 //
-// Differs from PhotonLibOS: new_ocf_cached_fs() and new_persistent_cached_fs()
-// are not provided; see doc/fs-cache.md.
+// Differences from PhotonLibOS: doc/compat.md#fscachecacheh
 #pragma once
 
 #include <stdlib.h>

@@ -9,10 +9,7 @@
 // Pools and stores are usable from coroutines of any vCPU (their state is
 // guarded by photon locks); calls that touch media or source yield.
 //
-// Differs from PhotonLibOS: a pool keeps a store only while it is open (the
-// TTL argument is accepted and unused) and refills synchronously (the refill
-// thread pool arguments are accepted and unused); IMemCacheStore and
-// IMemCachePool are not provided.
+// Differences from PhotonLibOS: doc/compat.md#fscachepool_storeh
 #pragma once
 
 #include <assert.h>

@@ -41,8 +41,7 @@ int make_extfs(IFile* file, char* uuid = nullptr);
 // done (also when the size is unchanged), or -1 and errno: EOPNOTSUPP for
 // shrinking, ENOSPC when the reserved group descriptor blocks cannot describe
 // that many groups. `flags` is accepted for PhotonLibOS's signature and unused.
-// PhotonLibOS declares it only under PHOTON_ENABLE_RESIZE (its patched
-// e2fsprogs); ours is always there, so code testing that macro works either way.
+// Differences from PhotonLibOS: doc/compat.md#fsextfsextfsh
 int resize_extfs(IFile* file, uint64_t new_size, int flags = 0);
 
 }  // namespace fs

@@ -28,19 +28,7 @@
 // after the retries), ETIMEDOUT (conn_timeout passed), EROFS (open for
 // writing; writes are ENOSYS), EINVAL (a bad URL or argument).
 //
-// Differs from PhotonLibOS where it was a trap:
-// - every file of an httpfs is checked as above: Photon took whatever range
-//   came back (a server ignoring Range gave the file's first bytes at every
-//   offset) and mixed versions of a changing file;
-// - retries pause and grow (Photon's v1 retried at once, in a tight loop),
-//   a body cut short resumes where it stopped (Photon returned it short),
-//   and a timeout is ETIMEDOUT (Photon's stat said ENOENT);
-// - new_httpfile(url) without an httpfs gets a client of its own (Photon's
-//   v2 dereferenced a null pointer), and an httpfs argument that is not one
-//   fails with EINVAL (Photon cast it blindly);
-// - open() for writing fails with EROFS, and "http:/host" (one slash, as a
-//   path normaliser leaves it) is read as "http://host";
-// - the query is added only when there is one (Photon's v2 sent "url?").
+// Differences from PhotonLibOS: doc/compat.md#fshttpfshttpfsh
 // Both forms run the same code: _v2 takes a client, v1 an open callback.
 #pragma once
 
