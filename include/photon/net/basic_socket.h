@@ -104,7 +104,8 @@ __FORCE_INLINE__ ssize_t doio_loop(IOCB iocb, STEP step) {
 
 // A doio_loop step over a plain buffer: advances buf, shrinks count. A
 // transfer claiming more than count (a broken iocb) stops the loop instead
-// of wrapping count around (Photon only asserted).
+// of wrapping count around.
+// Differences from PhotonLibOS: doc/compat.md#netbasic_socketh
 struct BufStep {
     void*& buf;
     size_t& count;

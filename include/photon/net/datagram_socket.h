@@ -14,13 +14,7 @@
 // MSG_PEEK likewise keeps the kernel's meaning. MSG_DONTWAIT gives EAGAIN
 // instead of waiting. A socket's queue should have one reader at a time.
 //
-// Differs from PhotonLibOS where it was a trap: Photon returned a cut
-// datagram's prefix as if whole; UDPSocket::bind(port) ignored the port; an
-// address of the wrong length was ignored (a sendto went to the connected
-// peer, a bind asserted); UDS recvfrom() ignored `from` and read an
-// unbound sender's path from uninitialised memory; an unconnected unix
-// sendto() to a full receiver spun the CPU (we back off, see the .cpp).
-// Added: UDS_DatagramSocket::timeout(), which Photon left protected.
+// Differences from PhotonLibOS: doc/compat.md#netdatagram_socketh
 #pragma once
 
 #include <photon/common/message.h>

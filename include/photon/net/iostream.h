@@ -8,9 +8,9 @@
 // on a read, bad on a write) with errno left as the socket set it (EOF:
 // errno untouched); clear() and retry after a timeout loses nothing.
 //
-// Differs from PhotonLibOS where it was a trap: a write cut short keeps its
-// unsent bytes for the next flush (Photon's sent the whole buffer again); a
-// null socket is refused.
+// A write cut short keeps its unsent bytes for the next flush; a null socket
+// is refused.
+// Differences from PhotonLibOS: doc/compat.md#netiostreamh
 #pragma once
 
 #include <iostream>

@@ -5,8 +5,8 @@
 // A stream's calls are each bounded by its timeout() (default: none); a
 // timeout fails with ETIMEDOUT. No call raises SIGPIPE.
 //
-// Less than Photon's: F-Stack (DPDK) is not supported, its factories fail
-// with ENOSYS.
+// F-Stack (DPDK) is not supported: its factories fail with ENOSYS.
+// Differences from PhotonLibOS: doc/compat.md#netsocketh
 #pragma once
 
 #include <netinet/in.h>

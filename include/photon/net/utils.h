@@ -87,8 +87,8 @@ Resolver* new_default_resolver(uint64_t cache_ttl = 3600ULL * 1000000,
 // Parses "a:1, [v6]:2" (entries separated by commas; blanks and semicolons
 // are accepted too) into *addrs, which it first clears (as Photon); an entry
 // without a port gets default_port. Returns 0 (as Photon), or -1 EINVAL if
-// an entry is not an address (Photon stored an undefined EndPoint for it;
-// here *addrs is then left empty).
+// an entry is not an address (*addrs is then left empty).
+// Differences from PhotonLibOS: doc/compat.md#netutilsh
 int parse_address_list(std::string_view s, std::vector<EndPoint>* addrs, uint16_t default_port = 0);
 
 }  // namespace net

@@ -4,8 +4,7 @@
 // also run on a plain OS thread. Also reachable through
 // <photon/thread/thread.h>, as in Photon.
 //
-// Differs from PhotonLibOS: a predicated wait never returns 0 while its
-// predicate is false.
+// Differences from PhotonLibOS: doc/compat.md#threadcondition_variableh
 #pragma once
 
 #include <cerrno>

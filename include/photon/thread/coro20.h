@@ -17,12 +17,7 @@
 // co_yield and co_return also thread_yield(), letting the vCPU's other
 // coroutines run, as in Photon.
 //
-// Differs from PhotonLibOS where it was a trap: a frame that finds no room
-// on the photon stack (or runs on a vCPU's main coroutine) goes to the heap
-// (Photon wrote past its bounds); async_run() runs the task to its end
-// (Photon resumed it once and destroyed it at its first co_yield); a
-// moved-from Coro can be destroyed; an iterator's operator-> points at the
-// generator's value (Photon's pointed at a temporary); usleep() compiles.
+// Differences from PhotonLibOS: doc/compat.md#threadcoro20h
 #pragma once
 
 #if __cplusplus < 202002L || !defined(__cpp_impl_coroutine)

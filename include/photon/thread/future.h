@@ -4,9 +4,7 @@
 // Future is neither copyable nor movable, and must outlive its Promise's
 // set_value(); set the value once. For T = void use Awaiter or a semaphore.
 //
-// Differs from PhotonLibOS where it was a trap: wait(timeout) honours the
-// timeout (-1, ETIMEDOUT; a later wait still gets the value), where Photon
-// ignored it and waited forever.
+// Differences from PhotonLibOS: doc/compat.md#threadfutureh
 #pragma once
 
 #include <cassert>

@@ -11,26 +11,12 @@
 // A channel holds a spinlock while it moves a T, so T's move constructor and
 // move assignment must neither yield nor throw.
 //
-// Semantics are Go's; where Photon's differed it was a bug, fixed here:
-// - a recv case on a closed, drained channel is ready and runs its function
-//   with ok == false (Photon's never fired and `ok` was always true: a select
-//   on closed channels spun for ever, and a `done` channel could not cancel);
-//   a select_nonblock loop that stopped at -1 once every channel was closed
-//   and drained now sees those cases fire instead;
-// - unbuffered channels hand over under one lock: Photon's could overwrite a
-//   pending value with two senders (losing one), miss the wakeup of a sender
-//   whose value was taken (it slept to its timeout), leave a timed-out
-//   sender's value for a later receiver, and never let try_recv or a select
-//   take from a parked sender;
-// - buffered channels cannot lose a wakeup: Photon's receiver could park just
-//   after a sender decided nobody waited, and close() could miss a waiter
-//   that was about to park;
-// - select() parks until a case is ready instead of spinning on thread_yield;
-// - a failed send leaves an rvalue argument intact; failures set errno
-//   (ETIMEDOUT, ESHUTDOWN for a closed channel, EAGAIN for try_* that would
-//   block, ENOMEM if the buffer could not be allocated).
-// Not provided: Photon's lockfree_queue.h (which its go.h includes) and the
-// helpers of its go.h's detail namespace.
+// Semantics are Go's: a recv case on a closed, drained channel is ready and
+// runs its function with ok == false; select() parks until a case is ready; a
+// failed send leaves an rvalue argument intact; failures set errno (ETIMEDOUT,
+// ESHUTDOWN for a closed channel, EAGAIN for try_* that would block, ENOMEM if
+// the buffer could not be allocated).
+// Differences from PhotonLibOS: doc/compat.md#threadgoh
 #pragma once
 
 #include <atomic>

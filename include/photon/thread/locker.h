@@ -3,8 +3,7 @@
 // which makes one for the rest of the scope. It blocks only if M::lock()
 // does. Also reachable through <photon/thread/thread.h>, as in Photon.
 //
-// Differs from PhotonLibOS: a locker that retries stops retrying on EDEADLK
-// (a relock by the owner) and EINVAL (a bad lock) instead of looping forever.
+// Differences from PhotonLibOS: doc/compat.md#threadlockerh
 #pragma once
 
 #include <cerrno>

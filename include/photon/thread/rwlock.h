@@ -4,9 +4,7 @@
 // to writers, qrwlock is faster for read-mostly data. Also reachable
 // through <photon/thread/thread.h>, as in Photon.
 //
-// Differs from PhotonLibOS: scoped_rwlock stops retrying on EINVAL (a bad
-// mode) instead of looping forever; qrwlock rejects modes other than
-// RLOCK/WLOCK (EINVAL).
+// Differences from PhotonLibOS: doc/compat.md#threadrwlockh
 #pragma once
 
 #include <atomic>

@@ -3,8 +3,7 @@
 // may lock and unlock). Holding one across a sleep or a switch can deadlock
 // the vCPU. Also reachable through <photon/thread/thread.h>, as in Photon.
 //
-// Differs from PhotonLibOS: a qspinlock may be nested and unlocked from
-// another OS thread (Photon kept one queue node per OS thread).
+// Differences from PhotonLibOS: doc/compat.md#threadspinlockh
 #pragma once
 
 #include <atomic>

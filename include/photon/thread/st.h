@@ -10,21 +10,8 @@
  * and fail with EINTR when it is interrupted. Failures return -1 or NULL
  * with errno; timeouts give ETIMEDOUT (as Photon's; State Threads used ETIME).
  * Timeouts are in microseconds, ST_UTIME_NO_TIMEOUT for none.
- *
- * Where Photon's emulation differed from State Threads it was a bug, fixed
- * here: st_netfd_close frees the object (Photon leaked it) and st_netfd_free
- * does not close the fd (Photon's did); st_netfd_open and st_open make the
- * fd non-blocking (Photon left it blocking, so I/O on it blocked the vCPU);
- * st_write/st_writev write everything (Photon's wrote once, possibly
- * partially); the *_resid calls return 0 or -1 and update the residue even
- * on failure; st_netfd_poll and st_poll report real readiness (Photon's
- * st_poll set revents to the requested events); st_time is wall-clock
- * seconds (Photon's counted from boot); st_thread_join fails with EINVAL /
- * EDEADLK instead of joining what it cannot; destroying a busy cond or mutex
- * fails with EBUSY instead of freeing it under its waiters; st_mutex_unlock
- * by a non-owner fails with EPERM; st_set_utime_function is honoured.
- * Additions: ST_UTIME_NO_TIMEOUT and ST_UTIME_NO_WAIT, as in State Threads.
  */
+// Differences from PhotonLibOS: doc/compat.md#threadsth
 #ifndef __STATE_THREADS__
 #define __STATE_THREADS__
 #include <time.h>

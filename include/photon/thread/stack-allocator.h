@@ -17,17 +17,11 @@
 // A user allocator replaces it for coroutines created afterwards: its memory's
 // lowest page is taken to be a guard (as Photon does) and is not used, and
 // nothing is cached. Each stack goes back to the allocator that made it, even
-// after another one was installed (Photon freed it with the current one).
+// after another one was installed.
 // Install allocators before creating coroutines, or while none is being
 // created; the calls may be made from any thread.
 //
-// Differs from PhotonLibOS: use_pooled_stack_allocator() returns int (0);
-// the pair setter also accepts delegates bound to different objects; with
-// GlobalStackPoolOptions, guard_pages other than 0/1 and `paranoid` are
-// refused (ENOTSUP), and max_pending_bytes / max_cold_bytes / no_huge_page
-// are accepted but have nothing to bound (freed stacks go back to the kernel
-// at once, idle slab slots stay mapped until their slab empties, huge pages
-// are always off); trims and caps act per vCPU (see below).
+// Differences from PhotonLibOS: doc/compat.md#threadstack-allocatorh
 #pragma once
 
 #include <stddef.h>

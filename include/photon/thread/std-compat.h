@@ -12,9 +12,9 @@
 //
 // future<T> / promise<T> are PhotonLibOS's: a shared photon::Future<T>
 // underneath (so get() waits the way its Awaiter does) and a single
-// set_value(). Differs from Photon where it was a trap: a promise destroyed
-// without a value makes its future's get() throw (broken_promise) instead of
-// waiting for ever; get() of a future<void> returns void.
+// set_value(). A promise destroyed without a value makes its future's get()
+// throw (broken_promise); get() of a future<void> returns void.
+// Differences from PhotonLibOS: doc/compat.md#threadstd-compath
 #pragma once
 
 #include <cerrno>

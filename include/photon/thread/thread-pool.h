@@ -6,9 +6,7 @@
 // destroyed when it returns. Create and join on any vCPU; a pooled coroutine
 // runs on the vCPU that first created it.
 //
-// Differs from PhotonLibOS where it was a trap: when no coroutine can be made
-// (out of memory), thread_create returns nullptr and thread_create_ex
-// nullptr, with errno ENOMEM, where Photon dereferenced a null pointer.
+// Differences from PhotonLibOS: doc/compat.md#threadthread-poolh
 #pragma once
 
 #include <cstdint>

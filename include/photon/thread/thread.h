@@ -11,13 +11,7 @@
 // them all, so code written for Photon's thread.h, which declared them here,
 // compiles unchanged. So do waitq, spin_wait() and ESHUTDOWN (detail/).
 //
-// Differs from PhotonLibOS's thread.h (the lock headers list their own):
-//  - `partial_thread` (Photon's mirror of its private control block layout,
-//    for inline field access) is not provided: our control block differs;
-//  - thread_interrupt() and thread_resume() return int (Photon: void);
-//  - work stealing is not implemented: the THREAD_/VCPU_ flags are accepted,
-//    thread_pause_work_stealing() does nothing;
-//  - fixed trap: stackful_malloc() checks the room it has left.
+// Differences from PhotonLibOS: doc/compat.md#threadthreadh
 #pragma once
 
 #include <atomic>

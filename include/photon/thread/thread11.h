@@ -12,10 +12,7 @@
 // it. Other callables get decayed copies (std::ref for references), moved
 // into the call.
 //
-// Differs from PhotonLibOS where it was a trap: a const& or && parameter
-// given a temporary (or a value of another type) gets its own copy, where
-// Photon kept a reference to a temporary that was gone by the time the
-// coroutine ran.
+// Differences from PhotonLibOS: doc/compat.md#threadthread11h
 #pragma once
 
 #include <cerrno>

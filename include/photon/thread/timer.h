@@ -4,11 +4,7 @@
 // destroy it on the vCPU that created it; stop() and the destructor may
 // wait (yield) for a running on_timer to return.
 //
-// Differs from PhotonLibOS where it was a trap: reset() without an argument
-// re-arms with the default timeout (Photon's disarmed, as cancel() does); a
-// one-shot timer can be re-armed by reset() after it fired (Photon's
-// coroutine had ended, so reset failed and stop() hung); stop() from inside
-// on_timer takes effect when it returns (Photon's deadlocked).
+// Differences from PhotonLibOS: doc/compat.md#threadtimerh
 #pragma once
 
 #include <cassert>

@@ -12,8 +12,7 @@
 // task must not call() into its own pool when that could leave no worker
 // free to run the inner task (e.g. thread_mod -1 with one vCPU).
 //
-// As PhotonLibOS's WorkPool; its protected members (pImpl, do_call,
-// enqueue(Delegate<void>)) are not part of the interface here.
+// Differences from PhotonLibOS: doc/compat.md#threadworkerpoolh
 #pragma once
 
 #include <cstddef>

@@ -2,13 +2,7 @@
 // and duplicates are kept, and size is bounded (count and bytes) so a peer
 // cannot grow it without limit. Plain value type: any vCPU, never yields.
 //
-// PhotonLibOS's API is here too (HeadersBase is this class). It differs
-// where Photon's was a trap: fields iterate in insertion order and a repeated
-// name answers with its first value (Photon kept them sorted by name and
-// found the latest); insert() fails with -1 and errno, not -EEXIST; values
-// with CR or LF are refused; content_length(n), range() and content_range()
-// replace a field already there instead of failing; an iterator's prefix ++
-// returns the advanced iterator (Photon's returned the old one).
+// Differences from PhotonLibOS: doc/compat.md#nethttpheadersh
 #pragma once
 
 #include <sys/types.h>

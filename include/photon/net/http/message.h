@@ -4,10 +4,7 @@
 // server or client binds them to a connection (or reset(ISocketStream*) to
 // a socket, as in Photon). Calls block the calling coroutine on the stream.
 //
-// PhotonLibOS's API is here, with these differences: its raw head buffer is
-// gone (the buffer arguments only bound the head size), so
-// Request::get_remain_space() is not provided; set_result() keeps the
-// headers already set (Photon's cleared them); receive_header() is public.
+// Differences from PhotonLibOS: doc/compat.md#nethttpmessageh
 #pragma once
 
 #include <sys/uio.h>

@@ -1,11 +1,7 @@
 // URL: an http/https URL split into its parts, and RFC 3986 percent-encoding,
 // with PhotonLibOS's names. Pure value code: any vCPU, never yields.
 //
-// Differs from PhotonLibOS where it was a trap: a URL keeps its own copy of
-// the text (Photon's URL pointed into the caller's string, so a URL made from
-// a temporary dangled; StoredURL was the copying one, and is now the same
-// class), IPv6 literals parse, malformed URLs are rejected instead of split
-// at random, and url_unescape leaves '+' alone and rejects bad escapes.
+// Differences from PhotonLibOS: doc/compat.md#nethttpurlh
 #pragma once
 
 #include <cstdint>

@@ -77,8 +77,9 @@ static_assert(sizeof(verb_table<>::names) / sizeof(verb_table<>::names[0]) ==
 
 // The method text of each verb: verbstr[Verb::GET] is "GET" (verbstr[0] /
 // UNKNOWN is "UNKNOWN"; an index outside the enum gives ""). MOV is sent as
-// "MOVE" and MSEARCH as "M-SEARCH", their registered names (Photon sent the
-// enumerator names, which no server knows). Indexing by an integer works too.
+// "MOVE" and MSEARCH as "M-SEARCH", their registered names. Indexing by an
+// integer works too.
+// Differences from PhotonLibOS: doc/compat.md#nethttpverbh
 struct VerbNames {
     static constexpr size_t size() { return (size_t)Verb::UNLINK + 1; }
     constexpr std::string_view operator[](Verb v) const { return at((size_t)(unsigned char)v); }

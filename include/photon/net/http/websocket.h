@@ -12,14 +12,8 @@
 // close replies a receive sends, are serialized), on the vCPU that made it.
 // Errors are -1 (or nullptr) with errno.
 //
-// Differs from PhotonLibOS where it was a trap: recv_frame() returns whole
-// messages (Photon returned each frame, Continuation ones too), a message
-// larger than the buffer stays for the next call (Photon dropped the
-// connection's framing), close() refuses reasons that do not fit a control
-// frame (Photon sent an invalid one), and deleting a stream waits (at most a
-// second) for the peer's Close so that its connection ends cleanly. Extensions:
-// WebSocketOptions, send_fragment(). No extensions (permessage-deflate) or
-// subprotocols are negotiated.
+// Differences from PhotonLibOS: doc/compat.md#nethttpwebsocketh
+// No WebSocket extensions (permessage-deflate) or subprotocols are negotiated.
 #pragma once
 
 #include <cstddef>

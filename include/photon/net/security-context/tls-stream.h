@@ -115,8 +115,8 @@ ISocketClient* new_tls_client(TLSContext* ctx, ISocketClient* base, bool ownersh
 
 // Client, before the handshake: sends `hostname` as SNI (not for IP
 // literals) and, when verifying, checks the certificate against it (DNS name
-// or IP address). 0, or -1 EINVAL if `stream` is not a TLS stream (Photon's
-// returns void).
+// or IP address). 0, or -1 EINVAL if `stream` is not a TLS stream.
+// Differences from PhotonLibOS: doc/compat.md#netsecurity-contexttls-streamh
 int tls_stream_set_hostname(ISocketStream* stream, const char* hostname);
 // The protocol ALPN selected; empty if none (or not a TLS stream).
 estring_view tls_stream_get_alpn_selected(ISocketStream* stream);

@@ -15,7 +15,8 @@ namespace photon {
 
 // A FIFO queue of sleeping coroutines under a spinlock; the building block of
 // every sleeping lock. The member functions are Photon's interface for
-// building sync primitives on it (Photon makes them protected).
+// building sync primitives on it.
+// Differences from PhotonLibOS: doc/compat.md#threaddetailwaitqh
 struct waitq {
     waitq() = default;
     waitq(const waitq&) = delete;
