@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <photon/common/estring.h>
+
 #include "huffman.h"
 #include "request_check.h"
 
@@ -482,17 +484,14 @@ void HpackEncoder::put(std::string_view name, std::string_view value, std::strin
     if (m && !never_index && (m->epoch == kForever || m->epoch == epoch_) && m->name == name &&
         m->value == value)
         return (void)out->append(m->coded);
-    char small[64];
+    char small[65];  // (tolower_fast writes a NUL after the name)
     std::string large;
     char* low = small;
-    if (name.size() > sizeof(small)) {
-        large.resize(name.size());
+    if (name.size() >= sizeof(small)) {
+        large.resize(name.size() + 1);
         low = &large[0];
     }
-    for (size_t i = 0; i < name.size(); i++) {
-        char ch = name[i];
-        low[i] = ch >= 'A' && ch <= 'Z' ? (char)(ch | 0x20) : ch;
-    }
+    tolower_fast(low, name);
     std::string_view lowered(low, name.size());
     size_t at = out->size();
     Coded how = connection_specific(lowered) ? Coded::kAlways  // dropped, always
