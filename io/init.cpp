@@ -89,7 +89,7 @@ int init(uint64_t event_engine, uint64_t io_engine, const PhotonOptions& options
     if (CURRENT) LOG_ERROR_RETURN(EALREADY, -1, "photon::init: this OS thread is a vCPU already");
     // PHOTON_FAULTS, read once: a malformed one fails every init (logged).
     if (fault::init_from_env() < 0) return -1;
-    if (vcpu_init() < 0) return -1;
+    if (vcpu_init(options.vcpu_flags) < 0) return -1;
     if ((event_engine & kEngineBits) && fd_events_init(event_engine, options) < 0) {
         undo_init();
         return -1;

@@ -85,6 +85,7 @@ inline void switch_to(vcpu_t* v, thread* from, thread* to) {
         to->woken = false;
         if (fresh) note_delay(v, to);
     }
+    maybe_offer_work(v, from, to);
     prefetch_ahead(v, to);
     before_switch(from, to, false);
     arch::photon_switch_context(&from->sp, to->sp);
@@ -163,13 +164,15 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
     while (v->rq.empty()) {
         run_due(v);
         if (v->dump.load(std::memory_order_relaxed)) serve_dump(v, on_stack);
-        if (!v->rq.empty()) return;
+        if (!v->rq.empty()) break;
         uint64_t deadline = v->sleepq.next_deadline();
         // Read the clock once: other vCPUs move it, and a deadline that has
         // just passed must give 0, not a wrapped-around timeout.
         uint64_t t = clock_now();
         uint64_t timeout = deadline == UINT64_MAX ? UINT64_MAX : deadline > t ? deadline - t : 0;
         uint32_t seen = v->futex_word.load(std::memory_order_acquire);
+        // Asked before the last look at standby, where the work arrives.
+        ask_for_work(v);
         // Publish "asleep" before the last look at standby; a waker publishes
         // standby before looking at "asleep": one of the two sees the other.
         // The explicit fences (here and in notify_vcpu) order each side's store
@@ -200,6 +203,7 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
             put(v->ctr.idle_wait, d);  // its count and sum are the waits and their time
         }
     }
+    stop_asking_for_work(v);
 }
 
 }  // namespace
@@ -375,6 +379,7 @@ void switch_out_hooked(vcpu_t* v, thread* self, arch::context_hook hook, void* a
     }
     v->rq.erase_if_queued(self);  // out already if it waited above
     thread* next = v->rq.front();
+    maybe_offer_work(v, self, next);
     CURRENT = next;
     __atomic_store_n(&v->switch_count, v->switch_count + 1, __ATOMIC_RELAXED);
     next->woken = false;

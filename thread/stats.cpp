@@ -30,6 +30,7 @@ void snapshot(vcpu_t* v, void* arg) {
     s.engine_polls = load(c.engine_polls);
     s.cross_wakeups = load(c.cross_wakeups);
     s.migrations_in = load(c.migrations_in);
+    s.given_away = load(c.given_away);
     s.timer_wakeups = load(c.timer_wakeups);
     s.run_queue = load(v->rq.n);
     s.engine = __atomic_load_n(&v->idle_wait_name, __ATOMIC_RELAXED);
@@ -71,6 +72,8 @@ const counter_def kCounters[] = {
      &VcpuStats::cross_wakeups, metrics::Exposition::COUNTER},
     {"photon_vcpu_migrations_in_total", "Coroutines that moved here from another vCPU.",
      &VcpuStats::migrations_in, metrics::Exposition::COUNTER},
+    {"photon_vcpu_given_away_total", "Coroutines this vCPU gave to vCPUs that stole work.",
+     &VcpuStats::given_away, metrics::Exposition::COUNTER},
     {"photon_vcpu_timer_wakeups_total", "Sleepers woken by their deadline.",
      &VcpuStats::timer_wakeups, metrics::Exposition::COUNTER},
     {"photon_vcpu_run_queue", "Coroutines ready to run, the running one included.",

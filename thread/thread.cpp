@@ -126,6 +126,7 @@ thread* thread_create(thread_entry start, void* arg, uint64_t stack_size, uint32
         reinterpret_cast<char*>((tcb - reserved_space) & ~(uintptr_t)(arch::kStackAlignment - 1));
     if (flags & THREAD_JOINABLE) th->flags |= TF_JOINABLE;
     if (flags & THREAD_DAEMON) th->flags |= TF_DAEMON;
+    if (flags & THREAD_ENABLE_WORK_STEALING) th->flags |= TF_STEAL;
     th->sp = arch::photon_make_context(th->reserved, &thread_stub, th);
 #ifdef PHOTON_TSAN
     th->tsan_fiber = __tsan_create_fiber(0);

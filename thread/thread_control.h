@@ -21,7 +21,9 @@ constexpr uint32_t TF_MAIN = 4;  // the OS thread's own stack: not freed
 // In its new vCPU's standby list, to be adopted; a sleeper (still SLEEPING)
 // then sleeps on there, one woken meanwhile (STANDBY) runs.
 constexpr uint32_t TF_MIGRATING = 8;
-constexpr uint32_t TF_DAEMON = 16;  // THREAD_DAEMON: not in nthreads
+constexpr uint32_t TF_DAEMON = 16;        // THREAD_DAEMON: not in nthreads
+constexpr uint32_t TF_STEAL = 32;         // THREAD_ENABLE_WORK_STEALING
+constexpr uint32_t TF_STEAL_PAUSED = 64;  // thread_pause_work_stealing(true)
 
 // An atomic with relaxed loads and stores, for fields that other vCPUs peek
 // at without ordering needs (the lock that guards transitions orders them).

@@ -98,6 +98,22 @@ void unregister_vcpu(vcpu_t* v) {
 
 }  // namespace
 
+// A sleeper stays SLEEPING: TF_MIGRATING tells its wakers that it is queued
+// already (make_ready_locked then only marks it STANDBY), and drain_standby
+// puts it in `to`'s sleep queue.
+void hand_over_locked(thread* th, vcpu_t* to) {
+    to->nthreads.fetch_add(1, std::memory_order_relaxed);
+    if (th->state != SLEEPING) th->state = STANDBY;
+    th->flags |= TF_MIGRATING;
+    th->vcpu = to;
+    to->standby_lock.lock();
+    to->standby.push_back(th);
+    to->has_standby.store(true, std::memory_order_seq_cst);
+    to->standby_lock.unlock();
+}
+
+vcpu_t* first_vcpu_locked() { return static_cast<vcpu_t*>(photon_gdb_vcpus); }
+
 void vcpu_registry_lock() { g_vcpus_mu.lock(); }
 void vcpu_registry_unlock() { g_vcpus_mu.unlock(); }
 
@@ -151,6 +167,9 @@ int timestamp_updater_fini() {
 
 int vcpu_init(uint64_t flags) {
     if (CURRENT) LOG_ERROR_RETURN(EALREADY, -1, "vcpu_init: this OS thread is a vCPU already");
+    constexpr uint64_t kKnownFlags =
+        VCPU_ENABLE_ACTIVE_WORK_STEALING | VCPU_ENABLE_PASSIVE_WORK_STEALING;
+    if (flags & ~kKnownFlags) LOG_ERROR_RETURN(EINVAL, -1, "vcpu_init: unknown flags `", flags);
     auto v = new (std::nothrow) vcpu_t;
     auto main = new (std::nothrow) thread;
     if (!v || !main) {
@@ -165,6 +184,8 @@ int vcpu_init(uint64_t flags) {
     main->tsan_fiber = __tsan_get_current_fiber();
 #endif
     v->main = main;
+    v->ws_flags = (uint8_t)flags;
+    start_work_stealing(v);
     v->id = g_vcpu_ids.fetch_add(1);
     v->rng ^= (uint64_t)(uintptr_t)v * 0x9E3779B97F4A7C15ULL;
     v->rng |= 1;
@@ -200,6 +221,7 @@ int vcpu_fini() {
     if (!(self->flags & TF_MAIN))
         LOG_ERROR_RETURN(EPERM, -1, "vcpu_fini: must be called from the vCPU's main coroutine");
     vcpu_t* v = self->vcpu;
+    close_work_stealing(v);  // before the wait: stolen work could land after it
     wait_all();
     thread_key_run_destructors(self);
     if (thread* b = v->bounce) {  // asleep for good; only its stack is left
@@ -278,29 +300,14 @@ uint64_t get_info(uint64_t type, vcpu_base* vb) {
 
 namespace {
 
-// Queues `th` on `to`, which adopts it. th->lock is held and th is on no
-// queue of its old vCPU. A sleeper stays SLEEPING: TF_MIGRATING tells its
-// wakers that it is queued already (make_ready_locked then only marks it
-// STANDBY), and drain_standby puts it in `to`'s sleep queue.
-void hand_over_locked(thread* th, vcpu_t* to) {
-    to->nthreads.fetch_add(1, std::memory_order_relaxed);
-    if (th->state != SLEEPING) th->state = STANDBY;
-    th->flags |= TF_MIGRATING;
-    th->vcpu = to;
-    to->standby_lock.lock();
-    to->standby.push_back(th);
-    to->has_standby.store(true, std::memory_order_seq_cst);
-    to->standby_lock.unlock();
-    // Still under th->lock, as make_ready_locked does: `to` drains th only
-    // after taking that lock, so it cannot run th, see it end and finish
-    // (freeing itself) before we are done with it.
-    notify_vcpu(to);
-}
-
 void migrate_hook(void* arg) {
     auto m = static_cast<std::pair<thread*, vcpu_t*>*>(arg);
     m->first->lock.lock();
     hand_over_locked(m->first, m->second);
+    // Still under th->lock, as make_ready_locked does: `to` drains th only
+    // after taking that lock, so it cannot run th, see it end and finish
+    // (freeing itself) before we are done with it.
+    notify_vcpu(m->second);
     m->first->lock.unlock();
 }
 
@@ -361,6 +368,7 @@ int migrate_other(thread* th, vcpu_t* v, vcpu_t* to) {
         detach_locked(th, v);
         v->nthreads--;
         hand_over_locked(th, to);
+        notify_vcpu(to);  // under th->lock: see migrate_hook
     }
     th->lock.unlock();
     if (to != v) wake_wait_all(v);

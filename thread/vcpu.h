@@ -48,7 +48,7 @@ struct slow_sample {
 // stores (bump()), read by anyone.
 struct vcpu_counters {
     uint64_t created = 0, engine_polls = 0;
-    uint64_t cross_wakeups = 0, migrations_in = 0, timer_wakeups = 0;
+    uint64_t cross_wakeups = 0, migrations_in = 0, given_away = 0, timer_wakeups = 0;
     uint64_t io_submitted[VCPU_IO_ENGINES] = {}, io_completed[VCPU_IO_ENGINES] = {};
     metrics::Log2Histogram run_queue_delay, run_queue_length, engine_interval, idle_wait;
 };
@@ -122,6 +122,15 @@ struct vcpu_t : vcpu_base {
     slow_sample slow;
     uint64_t watch_count = 0, watch_since = 0;
     bool watch_reported = false;
+    // Work stealing (steal.cpp): VCPU_ENABLE_*_WORK_STEALING; whether it is idle and asks for
+    // work (active vCPUs only); whether it runs (not idle, or given work); how many of its
+    // coroutines may leave (all_link/all_unlink); the switch before which it does not look for
+    // coroutines to give again.
+    uint8_t ws_flags = 0;
+    std::atomic<bool> hungry{false};
+    std::atomic<bool> ws_running{false};  // counted in g_ws.running
+    uint32_t ws_alive = 0;
+    uint64_t ws_quiet_until = 0;
     vcpu_counters ctr;
 
     ~vcpu_t() {
@@ -155,12 +164,14 @@ inline vcpu_t* current_vcpu() { return CURRENT ? CURRENT->vcpu : nullptr; }
 // migration; end, leave for another vCPU), so it takes no lock. A debugger
 // reads it with the process stopped.
 inline void all_link(vcpu_t* v, thread* th) {
+    if (th->flags & TF_STEAL) v->ws_alive++;
     th->all_prev = nullptr;
     th->all_next = v->all_head;
     if (v->all_head) v->all_head->all_prev = th;
     v->all_head = th;
 }
 inline void all_unlink(vcpu_t* v, thread* th) {
+    if (th->flags & TF_STEAL) v->ws_alive--;
     if (v->dump_cursor == th) v->dump_cursor = th->all_next;
     if (th->all_prev)
         th->all_prev->all_next = th->all_next;
@@ -221,6 +232,39 @@ void switch_out_hooked(vcpu_t* v, thread* self, void (*hook)(void*), void* arg, 
 
 // Wakes the wait_all() waiter once only it is left.
 void wake_wait_all(vcpu_t* v);
+
+// Queues `th` (locked, READY or SLEEPING, on no queue of its old vCPU) on `to`'s standby list
+// for `to` to adopt; the caller notifies `to` (vcpu.cpp).
+void hand_over_locked(thread* th, vcpu_t* to);
+
+// The list of all vCPUs (through all_vcpus_next), under vcpu_registry_lock().
+vcpu_t* first_vcpu_locked();
+
+// Work stealing (steal.cpp). Of the vCPUs with a work-stealing flag, how many are active and
+// ask for work, and how many run. A busy passive vCPU reads `hungry` at every switch, so it has
+// a cache line of its own; every idle wait of a vCPU with a flag writes `running`.
+struct work_stealing_counts {
+    alignas(64) std::atomic<uint32_t> hungry{0};
+    alignas(64) std::atomic<uint32_t> running{0};
+    char pad[60];
+};
+extern work_stealing_counts g_ws;
+// v (any flags) starts running, as a vCPU made with a work-stealing flag.
+void start_work_stealing(vcpu_t* v);
+// v is about to wait idle: it stops counting as running and, if active, asks for work. Done
+// waiting, it runs again and stops asking.
+void ask_for_work(vcpu_t* v);
+void stop_asking_for_work(vcpu_t* v);
+// Passive v, switching from `from` to `to`, gives READY coroutines that may leave to the
+// vCPUs asking for work, if any.
+void offer_work(vcpu_t* v, thread* from, thread* to);
+inline void maybe_offer_work(vcpu_t* v, thread* from, thread* to) {
+    if (__builtin_expect(g_ws.hungry.load(std::memory_order_relaxed) != 0, 0) &&
+        (v->ws_flags & VCPU_ENABLE_PASSIVE_WORK_STEALING))
+        offer_work(v, from, to);
+}
+// v ends (vcpu_fini): it takes no more work, and none is on its way when this returns.
+void close_work_stealing(vcpu_t* v);
 
 // Refreshes `now`; runs expired timers, drains standby into the run queue
 // and, at most every kEnginePollUs, polls the event engine without blocking.

@@ -43,6 +43,9 @@ struct PhotonOptions {
     uint32_t iouring_sq_thread_idle_ms = 1000;
     uint8_t use_pooled_stack_allocator = STACK_ALLOCATOR_DEFAULT;  // see stack-allocator.h
     bool bypass_threadpool = false;
+    // Photon extension: the vCPU's VCPU_ENABLE_*_WORK_STEALING flags (thread.h), which
+    // PhotonLibOS passes only to vcpu_init().
+    uint64_t vcpu_flags = 0;
 };
 
 // Makes the calling OS thread a vCPU and starts the requested engines.

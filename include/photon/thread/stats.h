@@ -25,6 +25,7 @@ struct VcpuStats {
     uint64_t idle_wait_us = 0;   // their total time
     uint64_t cross_wakeups = 0;  // coroutines woken from another OS thread
     uint64_t migrations_in = 0;  // coroutines that moved here from another vCPU
+    uint64_t given_away = 0;     // coroutines it gave to vCPUs that stole work
     uint64_t timer_wakeups = 0;  // sleepers woken by their deadline
     uint64_t run_queue = 0;      // coroutines ready now, the running one included
     // What the vCPU's I/O engines handed the kernel and got back: [0] its master event engine

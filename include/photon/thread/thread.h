@@ -69,8 +69,9 @@ struct vcpu_base {
 
 // ---- vCPU and clock -------------------------------------------------------
 
-// Makes the calling OS thread a vCPU (scheduler only). Returns the number of
-// vCPUs, or -1 (EALREADY) if it already is one.
+// Makes the calling OS thread a vCPU (scheduler only); flags are
+// VCPU_ENABLE_*_WORK_STEALING. Returns the number of vCPUs, or -1 with
+// EALREADY if it already is one, EINVAL for an unknown flag.
 int vcpu_init(uint64_t flags = 0);
 // Waits until every other coroutine of this vCPU has ended, then tears it
 // down. -1 with ENOSYS if the caller is not a vCPU, EPERM if it is not the
@@ -201,8 +202,25 @@ int thread_migrate(thread* th, vcpu_base* vcpu);
 // pin the coroutines parked in them: only their vCPU can wake them.
 void thread_pin_current(bool pin);
 
-inline void thread_pause_work_stealing(bool, thread* = CURRENT) {}
-#define SCOPED_PAUSE_WORK_STEALING
+// Work stealing is opt-in at both ends: a vCPU made with
+// VCPU_ENABLE_ACTIVE_WORK_STEALING takes work when it has none, from vCPUs
+// made with VCPU_ENABLE_PASSIVE_WORK_STEALING, and only coroutines created
+// with THREAD_ENABLE_WORK_STEALING move, while READY (not running, sleeping
+// or pinned). thread_pause_work_stealing(true, th) keeps th where it is until
+// thread_pause_work_stealing(false, th); pauses do not nest. doc/thread.md
+// says when a vCPU gives work away.
+void thread_pause_work_stealing(bool flag, thread* th = CURRENT);
+// Pauses stealing of CURRENT until the end of the scope.
+#define SCOPED_PAUSE_WORK_STEALING \
+    ::photon::detail::scoped_pause_work_stealing _photon_scoped_pause_ws
+namespace detail {
+struct scoped_pause_work_stealing {
+    scoped_pause_work_stealing() { thread_pause_work_stealing(true); }
+    ~scoped_pause_work_stealing() { thread_pause_work_stealing(false); }
+    scoped_pause_work_stealing(const scoped_pause_work_stealing&) = delete;
+    scoped_pause_work_stealing& operator=(const scoped_pause_work_stealing&) = delete;
+};
+}  // namespace detail
 
 // Releases the pages of th's stack below its stack pointer (CURRENT: below
 // the caller's frame). Returns 0, -1 with errno.
