@@ -90,6 +90,12 @@ int init(uint64_t event_engine, uint64_t io_engine, const PhotonOptions& options
     // PHOTON_FAULTS, read once: a malformed one fails every init (logged).
     if (fault::init_from_env() < 0) return -1;
     if (vcpu_init(options.vcpu_flags) < 0) return -1;
+    if (options.default_stack_size && set_default_stack_size(options.default_stack_size) < 0) {
+        int e = errno;
+        vcpu_fini();
+        errno = e;
+        return -1;
+    }
     if ((event_engine & kEngineBits) && fd_events_init(event_engine, options) < 0) {
         undo_init();
         return -1;

@@ -99,7 +99,7 @@ thread* thread_create(thread_entry start, void* arg, uint64_t stack_size, uint32
     thread* self = CURRENT;
     if (!self) LOG_ERROR_RETURN(ENOSYS, nullptr, "thread_create: not a vCPU (call photon::init)");
     if (!start) LOG_ERROR_RETURN(EINVAL, nullptr, "thread_create: null entry");
-    if (stack_size == 0) stack_size = DEFAULT_STACK_SIZE;
+    if (stack_size == 0 || stack_size == DEFAULT_STACK_SIZE) stack_size = self->vcpu->default_stack;
     if (stack_size < kMinStackSize) stack_size = kMinStackSize;
     if (stack_size > kMaxStackSize)
         LOG_ERROR_RETURN(ENOMEM, nullptr, "thread_create: stack_size ` is too large", stack_size);
@@ -347,6 +347,21 @@ int stack_pages_gc(thread* th) {
     if (char* used = stackful_end(th)) begin = ((uintptr_t)used + ps - 1) & ~(ps - 1);
     if (end <= begin) return 0;
     return madvise((void*)begin, end - begin, MADV_DONTNEED);
+}
+
+int set_default_stack_size(uint64_t size) {
+    thread* self = CURRENT;
+    if (!self) LOG_ERROR_RETURN(ENOSYS, -1, "set_default_stack_size: not a vCPU");
+    if (size > kMaxStackSize)
+        LOG_ERROR_RETURN(EINVAL, -1, "set_default_stack_size: ` is too large", size);
+    if (size == 0) size = DEFAULT_STACK_SIZE;
+    self->vcpu->default_stack = size < kMinStackSize ? kMinStackSize : size;
+    return 0;
+}
+
+uint64_t get_default_stack_size() {
+    thread* self = CURRENT;
+    return self ? self->vcpu->default_stack : DEFAULT_STACK_SIZE;
 }
 
 int thread_stack_stat(thread* th, stack_stat* out) {

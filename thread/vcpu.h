@@ -95,6 +95,7 @@ struct vcpu_t : vcpu_base {
     thread* bounce = nullptr;  // see switch_out_hooked
     thread* wait_all_waiter = nullptr;
     uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    uint64_t default_stack = DEFAULT_STACK_SIZE;  // set_default_stack_size()
     int id = 0;
 
     spinlock standby_lock;

@@ -1,12 +1,14 @@
 // thread-perf: micro-benchmarks of the coroutine core through the public API.
 //
 //   thread-perf [--rounds R] [--only yield|yield10|create|memory|million|dump|slowturn]
+//               [--stack-kib K]
 //
 // Each benchmark runs R rounds (default 7; 3 at most for the memory rows) and
 // prints the median and the range; see doc/performance.md for figures and how
 // they were taken. `million`: 1,000,000 coroutines sleep at once, each on a
-// default stack, then are interrupted and joined; beside it, the kernel's own
-// cost of one fresh page per 8 MiB of address space (this machine's floor).
+// default stack (or one of K KiB: --stack-kib), then are interrupted and joined; beside it,
+// the kernel's own cost of one fresh page per stack of address space (this machine's floor).
+// tools/go-sleepers is Go's side of it.
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -124,7 +126,10 @@ double memory_round(int n) {
     return per;
 }
 
-// One round of the "million sleepers" test: n coroutines with default stacks
+// The sleepers' stack size (--stack-kib).
+uint64_t g_sleeper_stack = photon::DEFAULT_STACK_SIZE;
+
+// One round of the "million sleepers" test: n coroutines with g_sleeper_stack stacks
 // each in thread_usleep(1 h), then interrupted and joined.
 struct sleepers {
     double created, rss_per, pte_per, create_s, teardown_s, interrupt_s, maps;
@@ -141,7 +146,7 @@ sleepers sleepers_round(uint64_t n) {
     long rss0 = rss_bytes(), pte0 = status_kb("VmPTE");
     auto t0 = clock_type::now();
     for (uint64_t i = 0; i < n; i++) {
-        auto th = photon::thread_create(&sleep_an_hour, nullptr, photon::DEFAULT_STACK_SIZE, 0,
+        auto th = photon::thread_create(&sleep_an_hour, nullptr, g_sleeper_stack, 0,
                                         photon::THREAD_JOINABLE);
         if (!th) {
             fprintf(stderr, "thread_create failed at %lu: %s\n", (unsigned long)i, strerror(errno));
@@ -164,11 +169,11 @@ sleepers sleepers_round(uint64_t n) {
     return r;
 }
 
-// The kernel's share, measured in the same process: reserve n 8 MiB slots,
+// The kernel's share, measured in the same process: reserve n stack-sized slots,
 // write one byte at the top of each (the page a sleeping coroutine needs,
 // plus its page table), then unmap them all.
 std::pair<double, double> page_fault_floor(uint64_t n) {
-    const size_t slot = photon::DEFAULT_STACK_SIZE + 4096, per_map = 512;
+    const size_t slot = g_sleeper_stack + 4096, per_map = 512;
     std::vector<char*> maps;
     auto t0 = clock_type::now();
     for (uint64_t i = 0; i < n; i += per_map) {
@@ -295,8 +300,8 @@ void run_sleepers(uint64_t n, int rounds) {
         printf("%-44s median %12.2f %s   (min %.2f, max %.2f, %d rounds)\n", name, s.median, unit,
                s.lo, s.hi, rounds);
     };
-    printf("-- %lu sleeping coroutines, default 8 MiB stacks, vm.max_map_count %ld\n",
-           (unsigned long)n, []() -> long {
+    printf("-- %lu sleeping coroutines, %lu KiB stacks, vm.max_map_count %ld\n", (unsigned long)n,
+           (unsigned long)(g_sleeper_stack / 1024), []() -> long {
                long v = -1;
                if (FILE* f = fopen("/proc/sys/vm/max_map_count", "r")) {
                    if (fscanf(f, "%ld", &v) != 1) v = -1;
@@ -311,7 +316,7 @@ void run_sleepers(uint64_t n, int rounds) {
     row("  create, until all are asleep", "s", create);
     row("  teardown: interrupt and join all", "s", teardown);
     row("    of which interrupting them", "s", interrupt);
-    row("  kernel floor: touch 1 page per 8 MiB slot", "s", floor_c);
+    row("  kernel floor: touch 1 page per stack slot", "s", floor_c);
     row("  kernel floor: unmap those slots", "s", floor_t);
     fflush(stdout);
 }
@@ -336,10 +341,12 @@ int main(int argc, char** argv) {
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--stack-kib") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            g_sleeper_stack = (uint64_t)atoi(argv[++i]) * 1024;
         else {
             fprintf(stderr,
                     "usage: %s [--rounds R] [--only "
-                    "yield|yield10|create|memory|million|dump|slowturn]\n",
+                    "yield|yield10|create|memory|million|dump|slowturn] [--stack-kib K]\n",
                     argv[0]);
             return 2;
         }

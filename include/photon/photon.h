@@ -46,6 +46,9 @@ struct PhotonOptions {
     // Photon extension: the vCPU's VCPU_ENABLE_*_WORK_STEALING flags (thread.h), which
     // PhotonLibOS passes only to vcpu_init().
     uint64_t vcpu_flags = 0;
+    // Photon extension: set_default_stack_size() for the vCPU (thread.h); 0 keeps
+    // DEFAULT_STACK_SIZE.
+    uint64_t default_stack_size = 0;
 };
 
 // Makes the calling OS thread a vCPU and starts the requested engines.

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <string>
+#include <thread>
 
 #include <alloca.h>
 #include <signal.h>
@@ -286,6 +287,45 @@ TEST_F(ThreadStack, ACustomStackAllocatorServesAndFreesEachStack) {
     photon::thread_create(&noop, nullptr, 64 * 1024);  // pooled again
     photon::wait_all();
     EXPECT_EQ(2, ca.allocs);
+}
+
+// set_default_stack_size: what thread_create gives for 0 and for DEFAULT_STACK_SIZE (its
+// default argument), and only that; through photon::init's options too.
+uint64_t stack_size_of_new(uint64_t asked) {
+    auto th = photon::thread_create(&noop, nullptr, asked, 0, photon::THREAD_JOINABLE);
+    auto jh = photon::thread_enable_join(th);
+    photon::stack_stat st{};
+    EXPECT_EQ(0, photon::thread_stack_stat(th, &st));
+    photon::thread_join(jh);
+    return st.size;
+}
+
+TEST_F(ThreadStack, TheDefaultStackSizeIsWhatThreadCreateGivesForZeroOrTheDefault) {
+    uint64_t full = stack_size_of_new(photon::DEFAULT_STACK_SIZE);
+    EXPECT_GE(full, photon::DEFAULT_STACK_SIZE - 4096);
+    ASSERT_EQ(0, photon::set_default_stack_size(64 * 1024));
+    EXPECT_EQ(64u * 1024, photon::get_default_stack_size());
+    EXPECT_LE(stack_size_of_new(0), 64u * 1024);
+    EXPECT_LE(stack_size_of_new(photon::DEFAULT_STACK_SIZE), 64u * 1024);
+    EXPECT_GE(stack_size_of_new(photon::DEFAULT_STACK_SIZE), 60u * 1024);
+    EXPECT_GE(stack_size_of_new(1024 * 1024), 1020u * 1024);  // asked for: unchanged
+    ASSERT_EQ(0, photon::set_default_stack_size(0));          // back to 8 MiB
+    EXPECT_EQ(full, stack_size_of_new(0));
+    errno = 0;
+    EXPECT_EQ(-1, photon::set_default_stack_size(1ULL << 50));
+    EXPECT_EQ(EINVAL, errno);
+}
+
+TEST(DefaultStackSize, PhotonOptionsSetItForTheNewVcpu) {
+    std::thread([] {
+        photon::PhotonOptions opt;
+        opt.default_stack_size = 128 * 1024;
+        ASSERT_EQ(0, photon::init(photon::INIT_EVENT_NONE, photon::INIT_IO_NONE, opt));
+        EXPECT_EQ(128u * 1024, photon::get_default_stack_size());
+        EXPECT_LE(stack_size_of_new(0), 128u * 1024);
+        photon::fini();
+    }).join();
+    EXPECT_EQ(photon::DEFAULT_STACK_SIZE, photon::get_default_stack_size());  // off a vCPU
 }
 
 }  // namespace

@@ -235,6 +235,15 @@ struct stack_stat {
 };
 int thread_stack_stat(thread* th, stack_stat* out);
 
+// Photon extension: the stack size this vCPU's thread_create gives when asked for 0 or
+// DEFAULT_STACK_SIZE (the default argument everywhere), rounded as thread_create rounds; 0
+// restores DEFAULT_STACK_SIZE. Stacks of 64 KiB or less share page tables (512 stacks of 4 KiB
+// map through one table page, 8 MiB ones need one each), for a million coroutines and more;
+// a coroutine that needs more (deep recursion, big frames) must ask for it. Also
+// PhotonOptions::default_stack_size. 0, or -1 with ENOSYS (not a vCPU) or EINVAL (too large).
+int set_default_stack_size(uint64_t size);
+uint64_t get_default_stack_size();  // DEFAULT_STACK_SIZE off a vCPU
+
 // True if the calling vCPU runs without an event engine of its own (as after
 // fd_events_fini(); also off a vCPU). reset_master_event_engine_default()
 // destroys the vCPU's event engine, as fd_events_fini() does.

@@ -1,0 +1,3 @@
+module photon/tools/go-sleepers
+
+go 1.19
