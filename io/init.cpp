@@ -14,6 +14,7 @@
 #include <photon/io/fd-events.h>
 #include <photon/io/signal.h>
 #include <photon/thread/detail/idle-wait.h>
+#include <photon/thread/detail/work_stealing.h>
 #include <photon/thread/thread.h>
 
 #include "init_hooks.h"
@@ -137,6 +138,8 @@ void fini_hook_late(Delegate<void> handler) { add_hook(t_late_hooks, handler); }
 
 int fini() {
     if (!CURRENT) LOG_ERROR_RETURN(ENOSYS, -1, "photon::fini: not initialized");
+    // No stolen work may land while the engines and what hangs off them go away.
+    detail::vcpu_stop_taking_work();
     run_hooks(t_fini_hooks);
     if (t_owns_signal) {
         sync_signal_fini();

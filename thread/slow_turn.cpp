@@ -334,6 +334,7 @@ void after_fork_in_parent() {
     g_mu.unlock();
 }
 void after_fork_in_child() {
+    work_stealing_after_fork(current_vcpu());
     vcpu_registry_unlock();
     g_detector = nullptr;  // its thread is not in this process
     g_opt.threshold_us = 0;

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include <photon/thread/detail/work_stealing.h>
+
 #include "vcpu.h"
 
 namespace photon {
@@ -86,6 +88,15 @@ size_t give(vcpu_t* v, vcpu_t* u, thread** cand, size_t n, thread* from, thread*
     return moved;
 }
 
+// Wakes u, claimed, to take what it was given. One that got nothing (its coroutines were paused
+// meanwhile) must not block without asking again: it finds standby flagged, looks, and asks.
+void wake_taker(vcpu_t* u) {
+    u->standby_lock.lock();
+    u->has_standby.store(true, std::memory_order_seq_cst);
+    u->standby_lock.unlock();
+    notify_vcpu(u);
+}
+
 }  // namespace
 
 void start_work_stealing(vcpu_t* v) {
@@ -131,7 +142,7 @@ void offer_work(vcpu_t* v, thread* from, thread* to) {
     for (size_t t = 0; t < k; t++) {
         size_t lo = n * t / k, hi = n * (t + 1) / k;
         moved += give(v, takers[t], cand + lo, hi - lo, from, to);
-        notify_vcpu(takers[t]);  // also one that got nothing: it asks again
+        wake_taker(takers[t]);
     }
     vcpu_registry_unlock();
     if (moved) {
@@ -139,6 +150,26 @@ void offer_work(vcpu_t* v, thread* from, thread* to) {
         wake_wait_all(v);
     }
 }
+
+void work_stealing_after_fork(vcpu_t* self) {
+    for (vcpu_t* u = first_vcpu_locked(); u; u = u->all_vcpus_next) {
+        if (u == self) continue;
+        u->ws_flags = 0;  // its OS thread is not in this process
+        u->hungry.store(false, std::memory_order_relaxed);
+        u->ws_running.store(false, std::memory_order_relaxed);
+    }
+    g_ws.hungry.store(0, std::memory_order_relaxed);
+    bool runs = self && self->ws_flags;
+    if (self) self->hungry.store(false, std::memory_order_relaxed);
+    if (self) self->ws_running.store(runs, std::memory_order_relaxed);
+    g_ws.running.store(runs ? 1 : 0, std::memory_order_relaxed);
+}
+
+namespace detail {
+void vcpu_stop_taking_work() {
+    if (vcpu_t* v = current_vcpu()) close_work_stealing(v);
+}
+}  // namespace detail
 
 void close_work_stealing(vcpu_t* v) {
     if (v->hungry.exchange(false)) g_ws.hungry.fetch_sub(1, std::memory_order_relaxed);

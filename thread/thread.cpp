@@ -282,6 +282,13 @@ void thread_pin_current(bool pin) {
     if (thread* self = CURRENT) self->pins += pin ? 1 : -1;
 }
 
+// th (locked) was READY when it was handed to another vCPU (migrated or stolen), which has not
+// adopted it yet: an interrupt is for its next thread_yield(), as for any READY one. A woken
+// sleeper there has its wakeup result instead (-1 is none).
+static bool on_its_way_ready(const thread* th) {
+    return th->state == STANDBY && (th->flags & TF_MIGRATING) && th->error_number == -1;
+}
+
 int thread_interrupt(thread* th, int error_number) {
     if (!th) {
         errno = EINVAL;
@@ -295,7 +302,8 @@ int thread_interrupt(thread* th, int error_number) {
         case DONE:
             errno = ESRCH;
             return -1;
-        case STANDBY:  // already being woken
+        case STANDBY:  // already being woken, or a READY one on its way to another vCPU
+            if (on_its_way_ready(th) && error_number > 0) th->error_number = error_number;
             return 0;
         default:  // READY: seen by its next thread_yield(); the caller itself: none
             if (error_number > 0 && th != CURRENT) th->error_number = error_number;
@@ -323,7 +331,7 @@ int thread_shutdown(thread* th, bool flag) {
         // that is not joinable may end and its control block be reused.
         if (th->state == SLEEPING)
             make_ready_locked(th, EPERM);
-        else if (th != CURRENT && th->state == READY)
+        else if (th != CURRENT && (th->state == READY || on_its_way_ready(th)))
             th->error_number = EPERM;
     }
     return 0;

@@ -264,8 +264,12 @@ inline void maybe_offer_work(vcpu_t* v, thread* from, thread* to) {
         (v->ws_flags & VCPU_ENABLE_PASSIVE_WORK_STEALING))
         offer_work(v, from, to);
 }
-// v ends (vcpu_fini): it takes no more work, and none is on its way when this returns.
+// v ends (photon::fini, vcpu_fini): it takes no more work, and none is on its way when this
+// returns.
 void close_work_stealing(vcpu_t* v);
+// In a forked child, under the registry lock: only `self` (the forking vCPU, or nullptr) is
+// left; the others neither ask nor run.
+void work_stealing_after_fork(vcpu_t* self);
 
 // Refreshes `now`; runs expired timers, drains standby into the run queue
 // and, at most every kEnginePollUs, polls the event engine without blocking.
