@@ -25,13 +25,14 @@ inline const char* engine_name() {
 }
 
 // Runs body(i) on vcpus vCPUs, i = 0 on this thread: photon::init with the
-// engine, body, photon::fini. -1 if any init or body failed.
+// engine and options, body, photon::fini. -1 if any init or body failed.
 template <typename Body>
-int on_vcpus(const char* prog, int vcpus, uint64_t engine, Body body) {
+int on_vcpus(const char* prog, int vcpus, uint64_t engine, Body body,
+             const photon::PhotonOptions& options = {}) {
     std::vector<std::thread> others;
     std::atomic<int> failed{0};
     auto vcpu = [&](int i) {
-        if (photon::init(engine, photon::INIT_IO_NONE) < 0) {
+        if (photon::init(engine, photon::INIT_IO_NONE, options) < 0) {
             fprintf(stderr, "%s: photon::init failed\n", prog);
             failed++;
             return;

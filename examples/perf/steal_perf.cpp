@@ -27,6 +27,8 @@
 #include <photon/thread/slow_turn.h>
 #include <photon/thread/thread.h>
 
+#include "perf_util.h"
+
 namespace {
 
 struct config {
@@ -71,32 +73,19 @@ struct task_slot {
     bool moved;  // ran on another vCPU
 };
 
-// One run: V vCPUs on OS threads, each running `body(index)` on its main coroutine after a
-// common start; returns when all have returned and ended.
+// One run: body(index) on V vCPUs (perf::on_vcpus), with work stealing on every one or none;
+// photon::fini then waits for whatever a vCPU still runs, stolen work included.
 template <typename Body>
 void run_vcpus(int n, bool stealing, Body body) {
-    std::atomic<int> ready{0};
-    std::atomic<bool> go{false};
-    std::vector<std::thread> os;
-    for (int i = 0; i < n; i++) {
-        os.emplace_back([&, i] {
-            photon::PhotonOptions opt;
-            if (stealing)
-                opt.vcpu_flags = photon::VCPU_ENABLE_ACTIVE_WORK_STEALING |
-                                 photon::VCPU_ENABLE_PASSIVE_WORK_STEALING;
-            if (photon::init(photon::INIT_EVENT_EPOLL, photon::INIT_IO_NONE, opt) < 0) {
-                perror("photon::init");
-                exit(1);
-            }
-            ready++;
-            while (!go) std::this_thread::yield();
-            body(i);
-            photon::fini();  // waits for whatever it still runs, stolen work included
-        });
-    }
-    while (ready < n) std::this_thread::yield();
-    go = true;
-    for (auto& t : os) t.join();
+    photon::PhotonOptions opt;
+    if (stealing)
+        opt.vcpu_flags =
+            photon::VCPU_ENABLE_ACTIVE_WORK_STEALING | photon::VCPU_ENABLE_PASSIVE_WORK_STEALING;
+    auto run = [&](int i) {
+        body(i);
+        return 0;
+    };
+    if (perf::on_vcpus("steal-perf", n, photon::INIT_EVENT_EPOLL, run, opt) < 0) exit(1);
 }
 
 struct open_result {
