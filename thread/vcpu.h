@@ -246,8 +246,7 @@ vcpu_t* first_vcpu_locked();
 // a cache line of its own; every idle wait of a vCPU with a flag writes `running`.
 struct work_stealing_counts {
     alignas(64) std::atomic<uint32_t> hungry{0};
-    alignas(64) std::atomic<uint32_t> running{0};
-    char pad[60];
+    alignas(64) std::atomic<uint32_t> running{0};  // the struct's size rounds up to its line
 };
 extern work_stealing_counts g_ws;
 // v (any flags) starts running, as a vCPU made with a work-stealing flag.
