@@ -17,10 +17,12 @@ run in turn, starting one later each round (whoever runs first after the other t
 transfers meets a colder server):
 
 - get: `oss-perf -op get` (one streamed whole-object GET read 64 KiB at a time, its body
-  discarded, the byte count checked), `s5cmd cat s3://photon/big > /dev/null` (its default
+  discarded, the byte count checked; also without the MD5 check, and checked against the
+  CRC32C `big` was uploaded with instead: `-crc32c`), `s5cmd cat s3://photon/big > /dev/null` (its default
   ranged GETs, 5 x 50 MiB in flight) and `curl --aws-sigv4 ... -o /dev/null` (one GET, the size checked).
 - put: `oss-perf -op put` (multipart from the file mapped in memory, --part-size-mib parts,
-  --parallel in flight), `s5cmd cp FILE s3://...` with the same part size and concurrency,
+  --parallel in flight; also without the MD5 check, and with CRC32C trailers and no MD5:
+  `-crc32c`), `s5cmd cp FILE s3://...` with the same part size and concurrency,
   and `curl -T FILE` (one PUT: curl has no multipart upload); also `oss-perf -op put -single`,
   one PUT as curl sends it. What each stored is read back once (round 1, untimed) and its
   sha256 compared with the file's.
@@ -182,7 +184,8 @@ def main():
                     f.write(os.urandom(1 << 20))
             digest = sha256_file(src)
             if "get" in tests:
-                r = ours_run(["-op=put", "-key=big", f"-src={src}", "-sha256"], "uploading big")
+                r = ours_run(["-op=put", "-key=big", f"-src={src}", "-sha256", "-crc32c"],
+                             "uploading big")
                 if summary_field(r["out"], "sha256") != digest:
                     sys.exit("oss-bench: oss-perf uploaded other bytes than the file's")
                 verify("big", digest)
@@ -227,6 +230,9 @@ def main():
                     runs = [("photon", lambda: ours_get([], "oss-perf get")),
                             ("photon, no MD5 check",
                              lambda: ours_get(["-md5=false"], "oss-perf get -md5=false")),
+                            ("photon, CRC32C check",
+                             lambda: ours_get(["-md5=false", "-crc32c"],
+                                              "oss-perf get -crc32c")),
                             ("s5cmd", s5cmd_get), ("curl", curl_get)]
                     for name, fn in rotated(runs, rnd):
                         record("get", name, fn(), size)
@@ -248,6 +254,15 @@ def main():
                             ["-op=put", "-single", "-key=put-single-nomd5", f"-src={src}",
                              "-md5=false"], "oss-perf put -single -md5=false"),
                          "put-single-nomd5"),
+                        ("photon, CRC32C, no MD5 check", lambda: ours_run(
+                            ["-op=put", "-key=put-crc32c", f"-src={src}", "-md5=false",
+                             "-crc32c", f"-part_size={args.part_size_mib << 20}",
+                             f"-parallel={args.parallel}"], "oss-perf put -crc32c"),
+                         "put-crc32c"),
+                        ("photon single PUT, CRC32C, no MD5 check", lambda: ours_run(
+                            ["-op=put", "-single", "-key=put-single-crc32c", f"-src={src}",
+                             "-md5=false", "-crc32c"], "oss-perf put -single -crc32c"),
+                         "put-single-crc32c"),
                         ("s5cmd", lambda: run_timed(
                             s5 + ["cp", "-c", str(args.parallel), "-p", str(args.part_size_mib),
                                   src, f"s3://{BUCKET}/put-s5cmd"], srv, args.client_cpu),

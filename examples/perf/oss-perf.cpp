@@ -76,6 +76,9 @@ DEFINE_uint64(read_kib, 64,
               "KiB asked of each read of a GET body (64: the buffer stays in cache and the"
               " socket never drains; 1024 was 0.75x as fast)");
 DEFINE_bool(md5, true, "check whole bodies against MD5 ETags (ClientOptions::s3_md5_check)");
+DEFINE_bool(crc32c, false,
+            "S3 flexible checksums: CRC32C trailers on uploads, checked GETs "
+            "(ClientOptions::s3_crc32c)");
 
 namespace {
 
@@ -360,6 +363,7 @@ int run() {
     o.region = FLAGS_region;
     o.path_style = true;
     o.s3_md5_check = FLAGS_md5;
+    o.s3_crc32c = FLAGS_crc32c;
     o.sign_version = objstore::SignVersion::S3V4;
     std::string ak = FLAGS_access_key, sk = FLAGS_secret_key;
     if (ak.empty() && getenv("AWS_ACCESS_KEY_ID")) ak = getenv("AWS_ACCESS_KEY_ID");

@@ -1,12 +1,13 @@
 // CheckedStream: the object storage client's view of a body as it goes out or comes in
-// (client.cpp), counting its bytes and computing CRC-64 (OSS's x-oss-hash-crc64ecma) and MD5
-// (S3's ETags) on the way.
+// (client.cpp), counting its bytes and computing CRC-64 (OSS's x-oss-hash-crc64ecma), MD5
+// (S3's ETags) and CRC32C (S3's flexible checksums) on the way.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <sys/uio.h>
 
+#include <photon/common/checksum/crc32c.h>
 #include <photon/common/checksum/crc64ecma.h>
 #include <photon/common/checksum/digest.h>
 #include <photon/common/stream.h>
@@ -16,7 +17,7 @@ namespace objstore {
 namespace detail {
 
 // Reads or writes through another stream, counting bytes and computing
-// CRC-64 and MD5 of them. Restarted for each attempt.
+// CRC-64, MD5 and CRC32C of them. Restarted for each attempt.
 class CheckedStream : public IStream {
 public:
     IStream* inner = nullptr;
@@ -24,12 +25,15 @@ public:
     photon::md5 md5;
     bool want_md5 = false;
     bool want_crc = true;
+    bool want_crc32c = false;
 
     // with_crc false: no CRC-64 (a GET whose service sent none to compare with).
-    void reset(IStream* s, bool with_md5, bool with_crc = true) {
+    void reset(IStream* s, bool with_md5, bool with_crc = true, bool with_crc32c = false) {
         inner = s, bytes = 0, crc = 0, md5 = photon::md5(), want_md5 = with_md5;
-        want_crc = with_crc;
+        want_crc = with_crc, want_crc32c = with_crc32c, crc32c_state_ = ~0u;
     }
+    // The standard CRC-32C (Castagnoli) of the bytes so far.
+    uint32_t crc32c() const { return ~crc32c_state_; }
     int close() override { return 0; }
     ssize_t read(void* buf, size_t n) override {
         ssize_t r = inner->read(buf, n);
@@ -59,6 +63,7 @@ public:
 
 private:
     static constexpr size_t kPiece = 256 * 1024;
+    uint32_t crc32c_state_ = ~0u;
     // op on each iovec in turn until one falls short: the bytes moved, or op's -1 if none.
     template <typename Op>
     static ssize_t each(const struct iovec* iov, int iovcnt, Op op) {
@@ -74,6 +79,7 @@ private:
     void account(const void* buf, size_t n) {
         if (want_crc) crc = crc64ecma_extend(buf, n, crc);
         if (want_md5) md5.update(buf, n);
+        if (want_crc32c) crc32c_state_ = crc32c_extend(buf, n, crc32c_state_);
         bytes += n;
     }
 };

@@ -5,8 +5,9 @@
 // SlowDown, a timeout or a cut connection sends again after a backoff (a body
 // comes again from its BodyWriter). Bodies stream through CheckedStream
 // (checked_stream.h), which counts them and computes CRC-64 (OSS's
-// x-oss-hash-crc64ecma) and MD5 (S3's ETag of a single PUT / whole GET) on
-// the way.
+// x-oss-hash-crc64ecma), MD5 (S3's ETag of a single PUT / whole GET) and
+// CRC32C (S3's flexible checksums, sent as an aws-chunked trailer:
+// aws_chunked.h) on the way.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -18,15 +19,18 @@
 
 #include <photon/common/alog-stdstring.h>
 #include <photon/common/alog.h>
+#include <photon/common/checksum/crc32c.h>
 #include <photon/common/checksum/crc64ecma.h>
 #include <photon/common/checksum/digest.h>
 #include <photon/ecosystem/oss.h>
 #include <photon/net/http/client.h>
+#include <photon/net/utils.h>
 #include <photon/thread/mutex.h>
 #include <photon/thread/thread.h>
 #include <photon/thread/thread11.h>
 
 #include "../http/mime_types.h"
+#include "aws_chunked.h"
 #include "checked_stream.h"
 #include "sign.h"
 #include "xml.h"
@@ -40,6 +44,7 @@ std::string_view lookup_mime_type(std::string_view name) {
 
 namespace {
 
+using detail::AwsChunkedStream;
 using detail::CheckedStream;
 
 using namespace photon::net::http;
@@ -51,6 +56,15 @@ constexpr size_t kXmlLimit = 16 << 20;          // biggest XML answer read
 constexpr uint64_t kMaxCopySize = 5ULL << 30;   // one CopyObject at most
 constexpr uint64_t kCopyPartSize = 1ULL << 30;  // parts of a bigger rename
 constexpr int kBatchConcurrency = 8;
+constexpr char kCrc32cHeader[] = "x-amz-checksum-crc32c";
+// "x-amz-checksum-crc32c:" and the 8 characters of a CRC32C in base64.
+constexpr size_t kCrc32cTrailerLen = sizeof(kCrc32cHeader) - 1 + 1 + 8;
+
+// S3's form of a CRC32C: base64 of its 4 bytes, most significant first.
+std::string crc32c_base64(uint32_t crc) {
+    char b[4] = {(char)(crc >> 24), (char)(crc >> 16), (char)(crc >> 8), (char)crc};
+    return detail::base64(std::string_view(b, 4));
+}
 
 bool is_md5_etag(std::string_view e) {
     if (e.size() >= 2 && e.front() == '"') e = e.substr(1, e.size() - 2);
@@ -116,6 +130,7 @@ struct MultipartContext {
         std::string etag;
         uint64_t crc = 0, size = 0;
         bool has_crc = false;
+        std::string crc32c;  // base64, S3 with ClientOptions::s3_crc32c
     };
     std::map<int, Part> parts;
 };
@@ -226,23 +241,43 @@ public:
             auto& h = op->req.headers;
             for (auto& kv : opt_.custom_headers) h.set(kv.first, kv.second);
             for (auto& kv : c.headers) h.set(kv.first, kv.second);
-            if (s3_) h.set(sha, "UNSIGNED-PAYLOAD");
+            bool trailer = s3_ && opt_.s3_crc32c && c.writer;
+            if (trailer) {
+                h.set(sha, "STREAMING-UNSIGNED-PAYLOAD-TRAILER");
+                h.set("Content-Encoding", "aws-chunked");
+                h.set(hp_ + "decoded-content-length", std::to_string(c.body_size));
+                h.set(hp_ + "trailer", kCrc32cHeader);
+            } else if (s3_) {
+                h.set(sha, "UNSIGNED-PAYLOAD");
+            }
             bool has_body =
                 c.writer || !c.body.empty() || c.verb == Verb::PUT || c.verb == Verb::POST;
+            // The body goes writer -> sent (counts, hashes) [-> chunked framing] -> request.
+            AwsChunkedStream chunked;
             struct WriterCtx {
                 BodyWriter* w;
                 CheckedStream* cs;
+                AwsChunkedStream* chunked;  // null: the body as it is
                 size_t size;
                 bool md5;
                 ssize_t fire(Request* req) {
-                    cs->reset(req, md5);
+                    if (chunked) chunked->reset(req, size);
+                    cs->reset(chunked ? (IStream*)chunked : req, md5, true, chunked != nullptr);
                     ssize_t r = w->fire(cs);
                     if (r >= 0 && (size_t)r != size) return errno = EIO, -1;
+                    if (r >= 0 && chunked) {
+                        std::string t = kCrc32cHeader;
+                        t += ":" + crc32c_base64(cs->crc32c());
+                        if (chunked->finish(t) < 0) return -1;
+                    }
                     return r;
                 }
-            } wctx{c.writer, &sent, c.body_size, s3_ && opt_.s3_md5_check};
+            } wctx{c.writer, &sent, trailer ? &chunked : nullptr, c.body_size,
+                   s3_ && opt_.s3_md5_check};
             if (c.writer) {
-                op->req.headers.content_length(c.body_size);
+                op->req.headers.content_length(
+                    trailer ? AwsChunkedStream::encoded_size(c.body_size, kCrc32cTrailerLen)
+                            : c.body_size);
                 op->body_writer = HttpOp::BodyWriter(&wctx, &WriterCtx::fire);
             } else if (has_body) {
                 op->set_body(c.body.data(), c.body.size());
@@ -361,6 +396,16 @@ public:
         if (!crc.empty()) m->set_crc64(strtoull(std::string(crc).c_str(), nullptr, 10));
     }
 
+    // The whole object's CRC32C the service stored, if asked for and sent: not a composite of
+    // its parts' ("<base64>-<parts>", COMPOSITE), which no read of the body can be checked against.
+    std::string full_object_crc32c(HttpOp* op) const {
+        if (!s3_ || !opt_.s3_crc32c) return {};
+        auto& h = op->resp.headers;
+        auto v = h[kCrc32cHeader];
+        if (v.size() != 8 || h["x-amz-checksum-type"] == "COMPOSITE") return {};
+        return std::string(v);
+    }
+
     // Checks what a PUT / part / append sent against the service's answer and
     // the caller's expectation; fills opts.etag.
     int check_upload(HttpOp* op, CheckedStream* sent, ObjectUploadOptions& opts, bool whole_put) {
@@ -376,6 +421,10 @@ public:
         if (sent->want_md5 && whole_put && is_md5_etag(etag) &&
             etag != detail::hex(sent->md5.finalize()))
             LOG_ERROR_RETURN(EIO, -1, "oss: ETag ` is not the MD5 of the bytes sent", etag);
+        auto c32 = h[kCrc32cHeader];
+        if (sent->want_crc32c && !c32.empty() && c32 != crc32c_base64(sent->crc32c()))
+            LOG_ERROR_RETURN(EIO, -1, "oss: the service's crc32c ` != ours `", c32,
+                             crc32c_base64(sent->crc32c()));
         return 0;
     }
 
@@ -459,6 +508,7 @@ public:
             c.headers.emplace_back("Range", range);
             if (!s3_) c.headers.emplace_back("x-oss-range-behavior", "standard");
         }
+        if (s3_ && opt_.s3_crc32c) c.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
         CheckedStream in;
         c.on_ok = [&](HttpOp* op, CheckedStream*, bool* retry) -> ssize_t {
             ObjectHeaderMeta m;
@@ -469,8 +519,9 @@ public:
             if (op->status_code == 200 && offset > 0)
                 LOG_ERROR_RETURN(EIO, -1, "oss: a ranged GET of ` got the whole object", object);
             std::string etag = m.has_etag() ? m.etag : std::string();
+            std::string c32 = whole ? full_object_crc32c(op) : std::string();
             in.reset(&op->resp, s3_ && opt_.s3_md5_check && whole && is_md5_etag(etag),
-                     m.has_crc64());
+                     m.has_crc64(), !c32.empty());
             ssize_t r = reader.fire(&in);
             if (r < 0) {
                 *retry = true;
@@ -497,6 +548,12 @@ public:
                 if (in.want_md5 && etag != detail::hex(in.md5.finalize())) {
                     *retry = true;
                     LOG_EVERY_T(1, LOG_WARN("oss: GET `: MD5 of the body != ETag `", object, etag));
+                    return errno = EIO, -1;
+                }
+                if (in.want_crc32c && crc32c_base64(in.crc32c()) != c32) {
+                    *retry = true;
+                    LOG_EVERY_T(1, LOG_WARN("oss: GET `: crc32c ` != the service's `", object,
+                                            crc32c_base64(in.crc32c()), c32));
                     return errno = EIO, -1;
                 }
             }
@@ -609,6 +666,10 @@ public:
         c.verb = Verb::POST;
         c.object = object;
         c.query = {{"uploads", ""}};
+        if (s3_ && opt_.s3_crc32c) {
+            c.headers.emplace_back("x-amz-checksum-algorithm", "CRC32C");
+            c.headers.emplace_back("x-amz-checksum-type", "FULL_OBJECT");
+        }
         std::string body;
         c.on_ok = read_xml(&body);
         if (perform(c) < 0) return -1;
@@ -643,6 +704,7 @@ public:
             part.crc = sent->crc;
             part.size = cnt;
             part.has_crc = true;
+            if (sent->want_crc32c) part.crc32c = crc32c_base64(sent->crc32c());
             return (ssize_t)cnt;
         };
         ssize_t r = perform(c);
@@ -671,6 +733,7 @@ public:
         if (detail::parse_field(body, "ETag", &part.etag) < 0)
             LOG_ERROR_RETURN(EIO, -1, "oss: no ETag in the answer to a part copy");
         part.etag = unquote(part.etag);
+        if (s3_ && opt_.s3_crc32c) detail::parse_field(body, "ChecksumCRC32C", &part.crc32c);
         part.size = count;
         photon::scoped_lock lock(ctx->mu);
         ctx->parts[part_number] = part;
@@ -686,10 +749,14 @@ public:
         bool all_crc = true;
         for (auto& p : ctx->parts) {
             xml += "<Part><PartNumber>" + std::to_string(p.first) + "</PartNumber><ETag>\"" +
-                   xml_escape(p.second.etag) + "\"</ETag></Part>";
+                   xml_escape(p.second.etag) + "\"</ETag>";
+            if (!p.second.crc32c.empty())
+                xml += "<ChecksumCRC32C>" + xml_escape(p.second.crc32c) + "</ChecksumCRC32C>";
+            xml += "</Part>";
             if (!p.second.has_crc || p.second.size > UINT32_MAX) all_crc = false;
             if (all_crc) crc = crc64ecma_combine(crc, p.second.crc, (uint32_t)p.second.size);
         }
+        std::string want_crc32c = parts_crc32c(*ctx);
         xml += "</CompleteMultipartUpload>";
         if (all_crc && opts.expected_crc64 && *opts.expected_crc64 != crc) {
             abort_multipart_upload(own.release());
@@ -717,7 +784,28 @@ public:
         if (all_crc && !server_crc.empty() && strtoull(server_crc.c_str(), nullptr, 10) != crc)
             LOG_ERROR_RETURN(EIO, -1, "oss: the service's crc64 ` of ` != the parts' `", server_crc,
                              ctx->object, crc);
+        std::string got_crc32c;
+        if (!want_crc32c.empty() && detail::parse_field(body, "ChecksumCRC32C", &got_crc32c) == 0 &&
+            got_crc32c.size() == 8 && got_crc32c != want_crc32c)
+            LOG_ERROR_RETURN(EIO, -1, "oss: the service's crc32c ` of ` != the parts' `",
+                             got_crc32c, ctx->object, want_crc32c);
         return 0;
+    }
+
+    // The whole object's CRC32C (base64) from its parts', or "" if a part has none or is too
+    // big for crc32c_combine.
+    static std::string parts_crc32c(const MultipartContext& ctx) {
+        uint32_t crc = 0;
+        for (auto& p : ctx.parts) {
+            std::string raw;
+            if (!photon::net::Base64Decode(p.second.crc32c, raw) || raw.size() != 4 ||
+                p.second.size > UINT32_MAX)
+                return {};
+            auto* b = (const unsigned char*)raw.data();
+            uint32_t part = (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+            crc = crc32c_combine(crc, part, (uint32_t)p.second.size);
+        }
+        return ctx.parts.empty() ? std::string() : crc32c_base64(crc);
     }
 
     int abort_multipart_upload(void* context) override {

@@ -9,9 +9,11 @@
 #include <memory>
 #include <string>
 
+#include <photon/common/checksum/crc32c.h>
 #include <photon/common/checksum/crc64ecma.h>
 #include <photon/common/checksum/digest.h>
 #include <photon/ecosystem/oss.h>
+#include <photon/net/utils.h>
 #include <photon/thread/thread.h>
 
 #include "../../net/oss/sign.h"
@@ -29,9 +31,10 @@ namespace {
 class OssFaults : public photon_test::EngineTest {
 protected:
     std::unique_ptr<Client> client_for(scripted_server& srv, SignVersion v = SignVersion::S3V4,
-                                       bool md5_check = true) {
+                                       bool md5_check = true, bool crc32c = false) {
         ClientOptions o;
         o.s3_md5_check = md5_check;
+        o.s3_crc32c = crc32c;
         o.endpoint = "http://127.0.0.1:" + std::to_string(srv.port());
         o.bucket = "bkt";
         o.path_style = true;
@@ -51,6 +54,40 @@ std::string read_body(Request& req) {
     ssize_t n;
     while ((n = req.read(buf, sizeof(buf))) > 0) body.append(buf, n);
     return body;
+}
+
+// S3's form of a body's CRC32C: base64 of its 4 bytes, most significant first.
+std::string crc32c_b64(const std::string& s) {
+    uint32_t c = ~crc32c_extend(s.data(), s.size(), ~0u);
+    char b[4] = {(char)(c >> 24), (char)(c >> 16), (char)(c >> 8), (char)c};
+    std::string out;
+    photon::net::Base64Encode(std::string_view(b, 4), out);
+    return out;
+}
+
+// An aws-chunked body with its trailer, decoded: "" and *error set when its framing is not
+// S3's (every chunk but the last at least 8 KiB, CRLFs in place, one trailer line).
+std::string aws_unchunk(const std::string& wire, std::string* trailer, std::string* error) {
+    std::string data;
+    size_t at = 0, last = SIZE_MAX;
+    for (;;) {
+        size_t eol = wire.find("\r\n", at);
+        if (eol == std::string::npos) return *error = "no chunk size line", "";
+        size_t n = strtoul(wire.substr(at, eol - at).c_str(), nullptr, 16);
+        if (last != SIZE_MAX && last < 8192 && n) return *error = "a short chunk not last", "";
+        at = eol + 2;
+        if (n == 0) break;
+        if (wire.size() < at + n + 2 || wire.compare(at + n, 2, "\r\n"))
+            return *error = "chunk data not followed by CRLF", "";
+        data.append(wire, at, n);
+        at += n + 2;
+        last = n;
+    }
+    size_t eol = wire.find("\r\n", at);
+    if (eol == std::string::npos || wire.substr(eol) != "\r\n\r\n")
+        return *error = "no trailer ending the body", "";
+    *trailer = wire.substr(at, eol - at);
+    return data;
 }
 
 const char kError403[] =
@@ -361,6 +398,99 @@ TEST_P(OssFaults, AppendIsNotSentTwiceAfterAFiveHundred) {
     EXPECT_EQ(-1, c->append_object("k", &iov, 1, 0));
     EXPECT_EQ(1, n);
     EXPECT_NE(0, errno);
+}
+
+// s3_crc32c: a PUT goes as aws-chunked with the body's CRC32C in its trailer, and
+// Content-Length counts the framing (S3 takes no Transfer-Encoding: chunked).
+TEST_P(OssFaults, Crc32cTrailerFramesThePutAsS3Does) {
+    std::string got, trailer, error, headers_ok;
+    scripted_server srv([&](Request& req, Response& resp, photon::net::ISocketStream*) {
+        auto wire = read_body(req);
+        auto& h = req.headers;
+        bool ok = h["x-amz-content-sha256"] == "STREAMING-UNSIGNED-PAYLOAD-TRAILER" &&
+                  h["Content-Encoding"] == "aws-chunked" &&
+                  h["x-amz-trailer"] == "x-amz-checksum-crc32c" &&
+                  h["Content-Length"] == std::to_string(wire.size());
+        got = aws_unchunk(wire, &trailer, &error);
+        headers_ok =
+            ok && h["x-amz-decoded-content-length"] == std::to_string(got.size()) ? "yes" : "no";
+        resp.set_result(200);
+        resp.headers.insert("x-amz-checksum-crc32c", crc32c_b64(got));
+        resp.headers.content_length(0);
+        return 0;
+    });
+    auto c = client_for(srv, SignVersion::S3V4, false, true);
+    for (size_t size : {0ul, 5ul, 65536ul, 65536ul * 3 + 17}) {
+        std::string data(size, 0);
+        for (size_t i = 0; i < size; i++) data[i] = (char)(i * 7 + size);
+        ObjectUploadOptions opts;
+        error.clear();
+        ASSERT_EQ((ssize_t)size, c->put_object("k", data.data(), data.size(), opts)) << size;
+        EXPECT_EQ("", error) << size;
+        EXPECT_EQ("yes", headers_ok) << size;
+        EXPECT_EQ(data, got) << size;
+        EXPECT_EQ("x-amz-checksum-crc32c:" + crc32c_b64(data), trailer) << size;
+    }
+}
+
+// The service's CRC32C of what it received differs from ours: EIO, not sent again (the
+// service checked the trailer and stored what it got; the caller decides).
+TEST_P(OssFaults, WrongCrc32cOfAPutIsEio) {
+    int n = 0;
+    scripted_server srv([&](Request& req, Response& resp, photon::net::ISocketStream*) {
+        n++;
+        read_body(req);
+        resp.set_result(200);
+        resp.headers.insert("x-amz-checksum-crc32c", "AAAAAA==");
+        resp.headers.content_length(0);
+        return 0;
+    });
+    auto c = client_for(srv, SignVersion::S3V4, false, true);
+    std::string data = "payload";
+    ObjectUploadOptions opts;
+    errno = 0;
+    EXPECT_EQ(-1, c->put_object("k", data.data(), data.size(), opts));
+    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ(1, n);
+}
+
+// A whole GET whose body does not match the stored CRC32C is retried, then EIO; a composite
+// checksum (of parts) and a ranged read are not compared with the body.
+TEST_P(OssFaults, WrongCrc32cOfAGetIsEioAfterRetries) {
+    int n = 0;
+    std::string value = crc32c_b64("hellO"), type;
+    bool asked = true;
+    scripted_server srv([&](Request& req, Response& resp, photon::net::ISocketStream*) {
+        n++;
+        asked = asked && req.headers["x-amz-checksum-mode"] == "ENABLED";
+        // "bytes=0-4" (all of it) or "bytes=0-1"
+        size_t len = req.headers["Range"] == "bytes=0-1" ? 2 : 5;
+        resp.set_result(206);
+        resp.headers.insert("Content-Range", "bytes 0-" + std::to_string(len - 1) + "/5");
+        resp.headers.insert("x-amz-checksum-crc32c", value);
+        if (!type.empty()) resp.headers.insert("x-amz-checksum-type", type);
+        resp.headers.content_length(len);
+        resp.write("hello", len);
+        return 0;
+    });
+    auto c = client_for(srv, SignVersion::S3V4, false, true);
+    char buf[5];
+    errno = 0;
+    EXPECT_EQ(-1, c->get_object_range("k", buf, sizeof(buf), 0));
+    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ(3, n);
+    EXPECT_TRUE(asked);
+    EXPECT_EQ(2, c->get_object_range("k", buf, 2, 0));  // a part of the object: not compared
+    value = crc32c_b64("hello");
+    EXPECT_EQ(5, c->get_object_range("k", buf, sizeof(buf), 0));
+    value = "AAAAAA==-3", type = "COMPOSITE";
+    EXPECT_EQ(5, c->get_object_range("k", buf, sizeof(buf), 0));
+    value = "AAAAAA==";
+    EXPECT_EQ(5, c->get_object_range("k", buf, sizeof(buf), 0));
+    type.clear();
+    n = 0;
+    EXPECT_EQ(-1, c->get_object_range("k", buf, sizeof(buf), 0));
+    EXPECT_EQ(3, n);
 }
 
 PHOTON_INSTANTIATE_ENGINE_TESTS(OssFaults);

@@ -78,6 +78,9 @@ public:
         o.retry_base_interval_us = 20000;
         return o;
     }
+    photon::objstore::CredentialParameters credentials() const {
+        return {kAccessKey, kSecretKey, ""};
+    }
     photon::objstore::Client* new_client(const char* secret = kSecretKey) const {
         return photon::objstore::new_oss_client(
             options(), 0, photon::objstore::CredentialParameters{kAccessKey, secret, ""});
