@@ -14,8 +14,10 @@ Peers, each server with its own load client:
   grpc        tools/grpc-echo (Debian's gRPC C++, async API, one completion-queue
               thread), built here by tools/grpc-echo/build.sh into --peer-dir; skipped
               with a message when the packages are missing
-  plain-echo  net-perf's echo server under ../shared/bench/echo-client (ping-pong, so
-              only the a-N workloads): the floor for server CPU per message
+  plain-echo  net-perf's echo server under the echo client that --echo-client names (a
+              C source, built here into --peer-dir, or a binary; ping-pong, so only the
+              a-N workloads): the floor for server CPU per message. Skipped with a
+              message when --echo-client is not given
 
 All servers start at once, pinned to --server-cpu, idle but for the one under load;
 the load client runs pinned to --client-cpu. Each round loads every workload on every
@@ -41,7 +43,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_util import free_port, stop_process, wait_port  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 WORKLOADS = {  # name -> (connections, calls in flight per connection, payload bytes)
     "a-64": (100, 1, 64),
     "a-4k": (100, 1, 4096),
@@ -122,7 +123,9 @@ def build_peers(args):
     echo = None
     if "plain-echo" in args.peers:
         src = args.echo_client
-        if src.endswith(".c") and os.path.exists(src):
+        if not src:
+            print("rpc-bench: plain-echo is skipped (no --echo-client given)", file=sys.stderr)
+        elif src.endswith(".c") and os.path.exists(src):
             echo = os.path.join(args.peer_dir, "echo_client")
             if not os.path.exists(echo) or os.path.getmtime(src) > os.path.getmtime(echo):
                 subprocess.run(["cc", "-O2", "-std=gnu11", "-o", echo, src], check=True)
@@ -194,8 +197,8 @@ def main():
     ap.add_argument("--net-perf", help="default: BUILD/examples/perf/net-perf")
     ap.add_argument("--peer-dir", help="where the gRPC peer is built; default BUILD/grpc-echo")
     ap.add_argument("--echo-client",
-                    default=os.path.join(ROOT, "../shared/bench/echo-client/echo_client.c"),
-                    help="the echo client's source (built here) or binary")
+                    help="plain-echo's load client: its C source (built into --peer-dir) or "
+                         "binary; no default, plain-echo is skipped without it")
     args = ap.parse_args()
     args.rpc_perf = os.path.abspath(args.rpc_perf or f"{args.build}/examples/perf/rpc-perf")
     args.net_perf = os.path.abspath(args.net_perf or f"{args.build}/examples/perf/net-perf")
@@ -207,7 +210,8 @@ def main():
             sys.exit(f"rpc-bench: unknown workload {w} (known: {', '.join(WORKLOADS)})")
     if not shutil.which("taskset"):
         sys.exit("rpc-bench: taskset not found (util-linux)")
-    for prog in [args.rpc_perf] + ([args.net_perf] if "plain-echo" in args.peers else []):
+    for prog in [args.rpc_perf] + ([args.net_perf] if "plain-echo" in args.peers and
+                                   args.echo_client else []):
         if not os.access(prog, os.X_OK):
             sys.exit(f"rpc-bench: {prog} not built")
 

@@ -1,4 +1,4 @@
-// Helpers for tls_test.cpp: child processes (openssl s_server / s_client,
+// Helpers for the TLS tests: child processes (openssl s_server / s_client,
 // curl) that a test waits for without blocking its vCPU; the throw-away PKI
 // and the TLS context pair are in test/util/tls_pair.h.
 #pragma once

@@ -191,8 +191,8 @@ protected:
 
 // async_func<R, T, ARGS...>(obj, &T::op, timeout).call(args...). ARGS precede
 // Done in the signature, so they cannot be deduced and must be spelled out;
-// `afunc` is kept out of deduction (Photon's declaration let GCC try to extend
-// ARGS from it, and every call failed to compile).
+// `afunc` is kept out of deduction (else GCC tries to extend ARGS from it, and
+// the call fails to compile).
 template <typename R, typename T, typename... ARGS>
 inline AsyncFuncWrapper<R, T, ARGS...> async_func(
     T* obj, typename AsyncFuncWrapper<R, T, ARGS...>::AFunc afunc, uint64_t timeout) {

@@ -13,11 +13,13 @@
 //   TCB_SPAN_THROW_ON_CONTRACT_VIOLATION   throw tcb::contract_violation_error
 //   TCB_SPAN_TERMINATE_ON_CONTRACT_VIOLATION  print the condition, std::terminate
 //   TCB_SPAN_NO_CONTRACT_CHECKING          no checks at all
-// With none of them defined, tcb dropped every check under NDEBUG; here the
-// calls that make a new view (first, last, subspan, fixed-extent construction)
-// stay checked and terminate, because an out-of-range view silently reads
-// foreign memory. Element access (operator[], front, back) is checked only
-// without NDEBUG, as in tcb, since it sits in hot loops.
+// With none of them defined, the calls that make a new view (first, last,
+// subspan, fixed-extent construction) are checked even under NDEBUG and
+// terminate, because an out-of-range view silently reads foreign memory.
+// Element access (operator[], front, back) is checked only without NDEBUG, as
+// in tcb, since it sits in hot loops.
+//
+// Differences from PhotonLibOS: doc/compat.md#commonspanh
 #ifndef TCB_SPAN_HPP_INCLUDED
 #define TCB_SPAN_HPP_INCLUDED
 

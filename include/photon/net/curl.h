@@ -14,6 +14,8 @@
 // driver coroutine, not from the coroutine running the transfer. They may
 // block (e.g. write to a photon socket), but meanwhile no transfer of the
 // vCPU makes progress. They must not start transfers themselves.
+//
+// Differences from PhotonLibOS: doc/compat.md#netcurlh
 #pragma once
 
 #if !__has_include(<curl/curl.h>)
@@ -162,7 +164,7 @@ public:
         auto i = m_size < m_capacity ? m_size : m_capacity - 1;
         static_cast<char*>(m_buf)[i] = '\0';
     }
-    // What was written, for logging (Photon returned an ALogString).
+    // What was written, for logging.
     std::string_view alog_string() const { return {(const char*)m_buf, m_size}; }
 
 protected:

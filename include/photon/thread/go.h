@@ -517,8 +517,8 @@ inline recv_case<T, typename std::decay<F>::type> recv_case_of(channel<T>& ch, F
     return recv_case<T, typename std::decay<F>::type>(ch, std::forward<F>(func));
 }
 
-// `value` converts to T (Photon deduced T from it too, refusing e.g. an int
-// for a channel<long>).
+// `value` converts to T: T comes from the channel alone, so e.g. an int goes
+// to a channel<long>.
 template <typename T, typename F>
 inline send_case<T, typename std::decay<F>::type> send_case_of(
     channel<T>& ch, const typename detail::identity<T>::type& value, F&& func) {

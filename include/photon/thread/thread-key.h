@@ -7,6 +7,8 @@
 // As Photon's (and pthread's), the int results are 0 or an error number;
 // errno is set to it as well. A value set under a deleted key is never seen
 // through a later key that reuses its slot.
+//
+// Differences from PhotonLibOS: doc/compat.md#threadthread-keyh
 #pragma once
 
 #include <cstdint>
@@ -35,8 +37,7 @@ int thread_key_delete(thread_key_t key);
 
 // Runs the destructors of the values in `*tls`, a coroutine's storage, as at
 // its end, and frees it (*tls becomes nullptr). nullptr: the calling
-// coroutine's own (Photon's default argument names it through its private
-// control block layout). ThreadPool workers call it between tasks.
+// coroutine's own. ThreadPool workers call it between tasks.
 void deallocate_tls(void** tls = nullptr);
 
 }  // namespace photon

@@ -135,11 +135,11 @@ public:
 
     // -- PhotonLibOS's HeadersBase / Headers API ----------------------------
     void reset() { clear(); }
-    // Photon made buf the set's storage; here the set keeps its own, so buf
-    // is only read: buf_capacity becomes the byte limit and, if buf_size is
-    // not 0, buf holds "Name: value\r\n" lines (an empty line may end them)
-    // that become the fields. 0, or -1 with errno (EINVAL: a malformed line,
-    // ENOBUFS), the set then empty.
+    // The set keeps its own storage, so buf is only read: buf_capacity
+    // becomes the byte limit and, if buf_size is not 0, buf holds
+    // "Name: value\r\n" lines (an empty line may end them) that become the
+    // fields. 0, or -1 with errno (EINVAL: a malformed line, ENOBUFS), the
+    // set then empty.
     int reset(void* buf, uint16_t buf_capacity, uint16_t buf_size = 0);
     std::string_view get_value(std::string_view name) const { return get(name); }
     // The value of the i-th field (in order of insertion); "" past the end.
@@ -147,7 +147,7 @@ public:
         return i < slots_.size() ? value_at(i) : std::string_view();
     }
     // The fields named `name`: [first, end()), stepping over other names
-    // with ++ (Photon's were adjacent, its fields kept sorted).
+    // with ++.
     std::pair<const_iterator, const_iterator> equal_range(std::string_view name) const {
         size_t i = next_named(0, name);
         return {i < slots_.size() ? const_iterator(this, i, name) : end(), end()};
@@ -162,7 +162,7 @@ public:
     // (ENOENT: none, EINVAL: the result is no field value, ENOBUFS).
     bool value_append(std::string_view value);
     // insert(name, printf(fmt, xs...)); -1 ENOBUFS if the text needs more
-    // than BufCap - 1 bytes (Photon returned -ENOBUFS).
+    // than BufCap - 1 bytes.
     template <size_t BufCap = 64, typename... Ts>
     int insert_format(std::string_view name, const char* fmt, Ts... xs) {
         char buf[BufCap];
@@ -178,7 +178,7 @@ public:
     // Photon's kv_size(): the bytes its field index took, 8 per field.
     size_t kv_size() const { return slots_.size() * 8; }
     size_t space_remain() const { return max_bytes_ > bytes_ ? max_bytes_ - bytes_ : 0; }
-    // Sets Host (Photon also moved its buffer by delta, meaningless here).
+    // Sets Host; delta is ignored (there is no buffer to move).
     int reset_host(int /*delta*/, std::string_view host) { return set("Host", host); }
     // "Range: bytes=a-b" as {a, b}: {a, -1} for "a-", {-1, n} for the
     // suffix "-n", {0, -1} if absent or not one such range.
@@ -245,7 +245,7 @@ private:
     size_t bytes_ = 0;
 };
 
-// Photon's base class; one class here.
+// Photon's base class: the same class.
 using HeadersBase = Headers;
 
 // Photon's headers with a fixed budget: BUF_CAPACITY bytes of fields.

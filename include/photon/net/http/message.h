@@ -46,9 +46,9 @@ public:
     int message_status = INIT;
 
     explicit Message(const Limits& limits = {});
-    // Photon's: buf_capacity bounds the head (here the message keeps its own
-    // storage; buf is not used, but freed with free() by the message if
-    // buf_ownership).
+    // Photon's: buf_capacity bounds the head. The message keeps its own
+    // storage: buf is not used, only freed with free() by the message if
+    // buf_ownership.
     Message(void* buf, uint16_t buf_capacity, bool buf_ownership = false);
     ~Message() override;
     Message(const Message&) = delete;

@@ -50,7 +50,7 @@ public:
     bool is_absolute() const { return host_end_ > 0; }
 
     // The URL as normalised: lower-case scheme, "http://" added to a bare
-    // host, "/" for an empty path (Photon gave back the text as passed).
+    // host, "/" for an empty path.
     std::string to_string() const { return url_; }
     const char* c_str() const { return url_.c_str(); }
     std::string_view url() const { return url_; }
@@ -98,7 +98,7 @@ protected:
     uint16_t port_ = 0;
 };
 
-// Photon's owning URL; every URL owns its text here, so this only adds clear().
+// Photon's owning URL; every URL owns its text, so this only adds clear().
 class StoredURL : public URL {
 public:
     StoredURL() = default;
@@ -115,9 +115,9 @@ inline bool need_optional_port(const URL& u) {
 // and '/' too unless escape_slash is false. Upper-case hex.
 std::string url_escape(std::string_view s, bool escape_slash = true);
 
-// Decodes %XX (either case). '+' stays '+' (Photon made it a space, which
-// is form encoding, not URL encoding, and corrupts paths). 0, or -1 with
-// errno EINVAL on a '%' without two hex digits (out is then unspecified).
+// Decodes %XX (either case). '+' stays '+' ('+' for a space is form
+// encoding, not URL encoding). 0, or -1 with errno EINVAL on a '%' without
+// two hex digits (out is then unspecified).
 int url_unescape(std::string_view s, std::string* out);
 // As above; "" with errno EINVAL on a bad escape.
 std::string url_unescape(std::string_view s);
