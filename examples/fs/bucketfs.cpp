@@ -7,6 +7,8 @@
 //     -o region=NAME       the region signed for (V4; us-east-1 by default)
 //     -o virtual_host      bucket.endpoint URLs (default: path-style)
 //     -o part_size=MiB     multipart part size of writes (default 16)
+//     -o crc32c            S3 flexible checksums: uploads carry a CRC32C the
+//                          service checks; whole reads are checked against it
 //     -o cache_dir=DIR     read through fs/cache's full-file cache kept in DIR
 //                          (needs -f: the cache lives on this process's vCPU,
 //                          and photon does not fork once initialized)
@@ -44,6 +46,7 @@ struct bucketfs_config {
     char* region = nullptr;
     int virtual_host = 0;
     int part_mib = 16;
+    int crc32c = 0;
     char* cache_dir = nullptr;
     int cache_gib = 4;
     int refill_kib = 1024;
@@ -56,6 +59,7 @@ static const struct fuse_opt bucketfs_opts[] = {
     {"region=%s", offsetof(bucketfs_config, region), 0},
     {"virtual_host", offsetof(bucketfs_config, virtual_host), 1},
     {"part_size=%d", offsetof(bucketfs_config, part_mib), 0},
+    {"crc32c", offsetof(bucketfs_config, crc32c), 1},
     {"cache_dir=%s", offsetof(bucketfs_config, cache_dir), 0},
     {"cache_gib=%d", offsetof(bucketfs_config, cache_gib), 0},
     {"refill_kib=%d", offsetof(bucketfs_config, refill_kib), 0},
@@ -87,7 +91,7 @@ int main(int argc, char** argv) {
     if (!cfg.args[0] || !cfg.args[1]) {
         fprintf(stderr,
                 "usage: %s ENDPOINT BUCKET MOUNTPOINT [-f] [-o sign=s3|oss|oss4,region=R,"
-                "virtual_host,part_size=MiB,cache_dir=DIR,cache_gib=N,refill_kib=K]\n",
+                "virtual_host,part_size=MiB,crc32c,cache_dir=DIR,cache_gib=N,refill_kib=K]\n",
                 argv[0]);
         return 1;
     }
@@ -95,6 +99,7 @@ int main(int argc, char** argv) {
     o.endpoint = cfg.args[0];
     o.bucket = cfg.args[1];
     o.path_style = !cfg.virtual_host;
+    o.s3_crc32c = cfg.crc32c;
     if (cfg.region) o.region = cfg.region;
     std::string sign = cfg.sign ? cfg.sign : "s3";
     objstore::CredentialParameters cred;
