@@ -133,132 +133,151 @@ std::string Requester::read_small_body(HttpOp* op, size_t limit) {
     return body;
 }
 
+// A streamed body as one attempt sends it: the caller's writer -> sent (counts, hashes)
+// [-> aws-chunked framing with a CRC32C trailer] -> the request.
+struct BodySource {
+    BodyWriter* w;
+    CheckedStream* sent;
+    size_t size;
+    bool md5, framed;
+    AwsChunkedStream chunked;
+
+    ssize_t fire(Request* req) {
+        if (framed) chunked.reset(req, size);
+        sent->reset(framed ? (IStream*)&chunked : req, md5, true, framed);
+        ssize_t r = w->fire(sent);
+        if (r >= 0 && (size_t)r != size) return errno = EIO, -1;
+        if (r >= 0 && framed) {
+            std::string t = kCrc32cHeader;
+            t += ":" + crc32c_base64(sent->crc32c());
+            if (chunked.finish(t) < 0) return -1;
+        }
+        return r;
+    }
+};
+
+int Requester::prepare(Call& c, HttpOp* op, BodySource* body) {
+    op->follow = 0;  // a redirect names another region: an error, not followed
+    auto& h = op->req.headers;
+    for (auto& kv : opt_.custom_headers) h.set(kv.first, kv.second);
+    for (auto& kv : c.headers) h.set(kv.first, kv.second);
+    std::string sha = hp_ + "content-sha256";
+    if (body->framed) {
+        h.set(sha, "STREAMING-UNSIGNED-PAYLOAD-TRAILER");
+        h.set("Content-Encoding", "aws-chunked");
+        h.set(hp_ + "decoded-content-length", std::to_string(c.body_size));
+        h.set(hp_ + "trailer", kCrc32cHeader);
+    } else if (s3_) {
+        h.set(sha, "UNSIGNED-PAYLOAD");
+    }
+    if (c.writer) {
+        h.content_length(body->framed
+                             ? AwsChunkedStream::encoded_size(c.body_size, kCrc32cTrailerLen)
+                             : c.body_size);
+        op->body_writer = HttpOp::BodyWriter(body, &BodySource::fire);
+    } else if (!c.body.empty() || c.verb == Verb::PUT || c.verb == Verb::POST) {
+        op->set_body(c.body.data(), c.body.size());
+    }
+    // The signer's view of the request.
+    std::vector<SKV> q;
+    for (auto& kv : c.query) q.emplace_back(kv.first, kv.second);
+    std::sort(q.begin(), q.end(), SKVLess());
+    Authenticator::SignParameters sp;
+    sp.region = opt_.region;
+    sp.endpoint = host_;
+    sp.bucket = opt_.bucket;
+    sp.object = c.with_object ? c.object : std::string_view();
+    sp.query_params = StringKV(q.data(), q.size());
+    sp.verb = c.verb;
+    return auth_->sign(h, sp);
+}
+
+Requester::Attempt Requester::answer(Call& c, HttpOp* op, int r, CheckedStream* sent,
+                                     const std::string& url, bool last) {
+    Attempt a;
+    if (r < 0) {
+        a.err = errno ? errno : EIO;
+        a.retry = c.retry_body_errors || !c.writer;
+        a.net_error = true;
+        LOG_EVERY_T(1, LOG_WARN("oss: ` ` failed: `", verbstr[c.verb], url, ERRNO(a.err)));
+        return a;
+    }
+    int st = op->status_code;
+    if (st >= 200 && st < 300) {
+        errno = 0;
+        a.result = c.on_ok ? c.on_ok(op, sent, &a.retry) : 0;
+        a.done = a.result >= 0;
+        a.err = errno ? errno : EIO;
+        return a;
+    }
+    if (c.on_status && c.on_status(op, &a.result) == 0) return a.done = true, a;
+    std::string body = c.verb == Verb::HEAD ? std::string() : read_small_body(op, 1 << 20);
+    std::string code, msg, where;
+    detail::parse_error(body, &code, &msg, &where);
+    if (code.empty() && c.verb == Verb::HEAD)
+        code = std::string(op->resp.headers[hp_ + "error-code"]);
+    if (st >= 300 && st < 400) {
+        std::string loc(op->resp.headers["Location"]);
+        std::string region(op->resp.headers[hp_ + "bucket-region"]);
+        LOG_EVERY_T(1, LOG_WARN("oss: ` ` answered ` ` (`): the bucket is at `", verbstr[c.verb],
+                                url, st, code, msg,
+                                !where.empty()    ? where
+                                : !region.empty() ? region
+                                                  : loc));
+        a.err = EREMOTE;
+        return a;  // not retried: the signature would not hold elsewhere
+    }
+    if (throttled(st, code)) {
+        a.slow = a.retry = true;
+    } else if (st >= 500 || code == "RequestTimeout" || code == "InternalError") {
+        a.retry = c.retry_body_errors || !c.writer;
+    }
+    auto ra = op->resp.headers["Retry-After"];
+    if (!ra.empty()) a.retry_after_us = (uint64_t)estring_view(ra).to_int64(0) * 1000000;
+    a.err = map_error(st, code);
+    if (!a.retry || last)
+        LOG_EVERY_T(1, LOG_WARN("oss: ` ` answered ` `: `", verbstr[c.verb], url, st, code, msg));
+    return a;
+}
+
+bool Requester::back_off(const Attempt& a, int attempt, uint64_t deadline) {
+    uint64_t now = photon::__update_now();
+    bool more = a.retry && (a.slow ? now < deadline : attempt < opt_.retry_times);
+    if (!more) {
+        int err = a.err;
+        if (a.retry && err != EACCES && err != ENOENT && err != EIO && err != ETIMEDOUT)
+            err = a.net_error ? err : EBUSY;
+        errno = err;
+        return false;
+    }
+    uint64_t wait =
+        std::min<uint64_t>(opt_.retry_base_interval_us << std::min(attempt, 10), 10000000);
+    if (a.retry_after_us) wait = a.retry_after_us;
+    if (a.slow && now + wait > deadline) wait = deadline > now ? deadline - now : 0;
+    if (!a.slow && wait > opt_.request_timeout_us) wait = opt_.request_timeout_us;
+    if (wait) photon::thread_usleep(wait);
+    return true;
+}
+
 ssize_t Requester::perform(Call& c) {
     std::string url = url_of(c);
-    std::string sha = s3_ ? hp_ + "content-sha256" : std::string();
-    uint64_t start = photon::__update_now(), deadline = start + opt_.request_timeout_us;
+    uint64_t deadline = photon::__update_now() + opt_.request_timeout_us;
     CheckedStream sent;
     for (int attempt = 0;; attempt++) {
         HttpOp* op = http_->new_operation(c.verb, url);
         if (!op) return -1;
         DEFER(http_->destroy_operation(op));
-        op->follow = 0;  // a redirect names another region: an error, not followed
-        auto& h = op->req.headers;
-        for (auto& kv : opt_.custom_headers) h.set(kv.first, kv.second);
-        for (auto& kv : c.headers) h.set(kv.first, kv.second);
-        bool trailer = s3_ && opt_.s3_crc32c && c.writer;
-        if (trailer) {
-            h.set(sha, "STREAMING-UNSIGNED-PAYLOAD-TRAILER");
-            h.set("Content-Encoding", "aws-chunked");
-            h.set(hp_ + "decoded-content-length", std::to_string(c.body_size));
-            h.set(hp_ + "trailer", kCrc32cHeader);
-        } else if (s3_) {
-            h.set(sha, "UNSIGNED-PAYLOAD");
-        }
-        bool has_body = c.writer || !c.body.empty() || c.verb == Verb::PUT || c.verb == Verb::POST;
-        // The body goes writer -> sent (counts, hashes) [-> chunked framing] -> request.
-        AwsChunkedStream chunked;
-        struct WriterCtx {
-            BodyWriter* w;
-            CheckedStream* cs;
-            AwsChunkedStream* chunked;  // null: the body as it is
-            size_t size;
-            bool md5;
-            ssize_t fire(Request* req) {
-                if (chunked) chunked->reset(req, size);
-                cs->reset(chunked ? (IStream*)chunked : req, md5, true, chunked != nullptr);
-                ssize_t r = w->fire(cs);
-                if (r >= 0 && (size_t)r != size) return errno = EIO, -1;
-                if (r >= 0 && chunked) {
-                    std::string t = kCrc32cHeader;
-                    t += ":" + crc32c_base64(cs->crc32c());
-                    if (chunked->finish(t) < 0) return -1;
-                }
-                return r;
-            }
-        } wctx{c.writer, &sent, trailer ? &chunked : nullptr, c.body_size,
-               s3_ && opt_.s3_md5_check};
-        if (c.writer) {
-            op->req.headers.content_length(
-                trailer ? AwsChunkedStream::encoded_size(c.body_size, kCrc32cTrailerLen)
-                        : c.body_size);
-            op->body_writer = HttpOp::BodyWriter(&wctx, &WriterCtx::fire);
-        } else if (has_body) {
-            op->set_body(c.body.data(), c.body.size());
-        }
-        // The signer's view of the request.
-        std::vector<SKV> q;
-        for (auto& kv : c.query) q.emplace_back(kv.first, kv.second);
-        std::sort(q.begin(), q.end(), SKVLess());
-        Authenticator::SignParameters sp;
-        sp.region = opt_.region;
-        sp.endpoint = host_;
-        sp.bucket = opt_.bucket;
-        sp.object = c.with_object ? c.object : std::string_view();
-        sp.query_params = StringKV(q.data(), q.size());
-        sp.verb = c.verb;
-        if (auth_->sign(h, sp) < 0) return -1;
-
-        bool retry = false, slow = false;
-        uint64_t retry_after_us = 0;
-        ssize_t result = -1;
-        int err = 0;
-        int r = op->call();
-        if (r < 0) {
-            err = errno ? errno : EIO;
-            retry = c.retry_body_errors || !c.writer;
-            LOG_EVERY_T(1, LOG_WARN("oss: ` ` failed: `", verbstr[c.verb], url, ERRNO(err)));
-        } else if (op->status_code >= 200 && op->status_code < 300) {
-            errno = 0;
-            result = c.on_ok ? c.on_ok(op, &sent, &retry) : 0;
-            if (result >= 0) return result;
-            err = errno ? errno : EIO;
-        } else {
-            int st = op->status_code;
-            if (c.on_status && c.on_status(op, &result) == 0) return result;
-            std::string body = c.verb == Verb::HEAD ? std::string() : read_small_body(op, 1 << 20);
-            std::string code, msg, where;
-            detail::parse_error(body, &code, &msg, &where);
-            if (code.empty() && c.verb == Verb::HEAD)
-                code = std::string(op->resp.headers[hp_ + "error-code"]);
-            if (st >= 300 && st < 400) {
-                std::string loc(op->resp.headers["Location"]);
-                std::string region(op->resp.headers[hp_ + "bucket-region"]);
-                LOG_EVERY_T(1, LOG_WARN("oss: ` ` answered ` ` (`): the bucket is at `",
-                                        verbstr[c.verb], url, st, code, msg,
-                                        !where.empty()    ? where
-                                        : !region.empty() ? region
-                                                          : loc));
-                errno = EREMOTE;
-                return -1;
-            }
-            if (throttled(st, code)) {
-                slow = true;
-                retry = true;
-            } else if (st >= 500 || code == "RequestTimeout" || code == "InternalError") {
-                retry = c.retry_body_errors || !c.writer;
-            }
-            auto ra = op->resp.headers["Retry-After"];
-            if (!ra.empty()) retry_after_us = (uint64_t)estring_view(ra).to_int64(0) * 1000000;
-            err = map_error(st, code);
-            if (!retry || attempt >= opt_.retry_times)
-                LOG_EVERY_T(
-                    1, LOG_WARN("oss: ` ` answered ` `: `", verbstr[c.verb], url, st, code, msg));
-        }
-        uint64_t now = photon::__update_now();
-        bool more = retry && (slow ? now < deadline : attempt < opt_.retry_times);
-        if (!more) {
-            if (retry && err != EACCES && err != ENOENT && err != EIO && err != ETIMEDOUT)
-                err = r < 0 ? err : EBUSY;
-            errno = err;
-            return -1;
-        }
-        uint64_t wait =
-            std::min<uint64_t>(opt_.retry_base_interval_us << std::min(attempt, 10), 10000000);
-        if (retry_after_us) wait = retry_after_us;
-        if (slow && now + wait > deadline) wait = deadline > now ? deadline - now : 0;
-        if (!slow && wait > opt_.request_timeout_us) wait = opt_.request_timeout_us;
-        if (wait) photon::thread_usleep(wait);
+        BodySource body{c.writer,
+                        &sent,
+                        c.body_size,
+                        s3_ && opt_.s3_md5_check,
+                        s3_ && opt_.s3_crc32c && c.writer,
+                        {}};
+        if (prepare(c, op, &body) < 0) return -1;
+        Attempt a = answer(c, op, op->call(), &sent, url, attempt >= opt_.retry_times);
+        if (a.done) return a.result;
+        if (!a.retry && a.err == EREMOTE) return errno = EREMOTE, -1;
+        if (!back_off(a, attempt, deadline)) return -1;
     }
 }
 

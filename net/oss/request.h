@@ -53,6 +53,8 @@ struct Call {
     std::function<int(HttpOp*, ssize_t* result)> on_status;
 };
 
+struct BodySource;  // request.cpp
+
 // What every call of the client shares: the options, the signer, the HTTP client and the
 // endpoint, and the request machinery over them.
 class Requester {
@@ -73,7 +75,26 @@ public:
     static int map_error(int status, const std::string& code);
     static bool throttled(int status, const std::string& code);
     std::string read_small_body(HttpOp* op, size_t limit = kXmlLimit);
+    // Sends c, again after a backoff while its answers say to retry: what c.on_ok or
+    // c.on_status returned, or -1 with errno.
     ssize_t perform(Call& c);
+    // One attempt's outcome.
+    struct Attempt {
+        ssize_t result = -1;
+        int err = 0;
+        bool done = false;       // result is the call's
+        bool retry = false;      // worth another attempt
+        bool slow = false;       // throttled: retried until the deadline
+        bool net_error = false;  // no answer at all
+        uint64_t retry_after_us = 0;
+    };
+    // Headers, body and signature of one attempt; -1 if signing failed.
+    int prepare(Call& c, HttpOp* op, BodySource* body);
+    // The outcome of an attempt whose op->call() returned r; last: no retry follows.
+    Attempt answer(Call& c, HttpOp* op, int r, CheckedStream* sent, const std::string& url,
+                   bool last);
+    // Waits before the next attempt; false (errno set) when none should follow.
+    bool back_off(const Attempt& a, int attempt, uint64_t deadline);
     // A 2xx whose XML body is read whole into *out.
     std::function<ssize_t(HttpOp*, CheckedStream*, bool*)> read_xml(std::string* out);
     void meta_from(HttpOp* op, ObjectHeaderMeta* m);
