@@ -49,15 +49,21 @@ struct ServerConnection::Impl final : Connection {
     StreamHandler handler;
     condition_variable idle;  // no worker runs
     int handlers = 0;         // worker coroutines, running a handler or parked
-    // Streams waiting for a parked worker, and the workers parked: a worker
-    // that finished a stream waits a while for the next one, so a busy
-    // connection reuses its coroutines (and their stacks' warm pages)
-    // instead of making one per stream.
+    // New streams wait in `pending` for a worker. One worker runs them one
+    // after another while their handlers do not block, so that a batch of
+    // streams costs one wake-up and one warm stack, not one each. Head-of-line
+    // blocking is bounded by a standby: whenever a worker starts a stream
+    // while others wait, it makes sure another worker is awake (`spare`), which
+    // the scheduler runs as soon as the first one blocks, and which takes the
+    // next stream. A worker with nothing to do parks for a while: a busy
+    // connection reuses its coroutines instead of making one per stream.
     // One parked worker at a time waits with a deadline: when it passes with
     // nothing to do, the connection is quiet and every parked worker leaves
     // (one timer per connection, not one per worker).
     std::deque<StreamImpl*> pending;
     size_t parked = 0;
+    size_t spare = 0;    // workers awake and not in a handler (woken ones included)
+    size_t tickets = 0;  // wake-ups sent to parked workers and not yet taken
     bool timed_parked = false;
     uint64_t retirements = 0;
     condition_variable work;
@@ -74,9 +80,15 @@ struct ServerConnection::Impl final : Connection {
     // A read the stop flag interrupted: stops (once); false if it was not that.
     bool stop_requested();
     void start_handler(StreamImpl* s);
+    // Makes one more worker spare: wakes a parked one or starts one; false if
+    // no coroutine could be had.
+    bool wake_spare();
     void run_stream(StreamImpl* s);
-    // Runs s, then the streams handed to it while parked.
-    void worker(StreamImpl* s);
+    // Runs pending streams while there are any, then parks; a spare worker
+    // on entry.
+    void worker();
+    // Waits for a wake-up; false when the worker should leave instead.
+    bool park();
     bool apply_upgrade_settings(std::string_view payload);
     bool open_stream(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields, bool too_large);
 
@@ -138,20 +150,27 @@ constexpr size_t kMaxParked = 32;
 constexpr uint64_t kParkTime = 2'000'000;
 
 void ServerConnection::Impl::start_handler(StreamImpl* s) {
-    if (parked > pending.size()) {  // a parked worker is free to take it
-        pending.push_back(s);
-        work.notify_one();
-        return;
-    }
+    pending.push_back(s);
+    if (spare > 0 || wake_spare()) return;
+    if (handlers > 0) return;  // the workers there are take it in turn
+    pending.pop_back();        // no coroutine to be had, and none to take it
     uint32_t id = s->id_;
-    handlers++;
-    if (!thread_create11([this, s] { worker(s); })) {  // no coroutine to be had
-        handlers--;
-        streams.erase(id);
-        delete s;
-        closed[id] = true;
-        rst(id, ErrorCode::REFUSED_STREAM);
+    streams.erase(id);
+    delete s;
+    closed[id] = true;
+    rst(id, ErrorCode::REFUSED_STREAM);
+}
+
+bool ServerConnection::Impl::wake_spare() {
+    if (parked > tickets) {
+        tickets++, spare++;
+        work.notify_one();
+        return true;
     }
+    handlers++, spare++;
+    if (thread_create11([this] { worker(); })) return true;
+    handlers--, spare--;
+    return false;
 }
 
 void ServerConnection::Impl::run_stream(StreamImpl* s) {
@@ -172,36 +191,46 @@ void ServerConnection::Impl::run_stream(StreamImpl* s) {
     reaped.push_back(s);
 }
 
-void ServerConnection::Impl::worker(StreamImpl* s) {
-    while (s) {
-        run_stream(s);
-        s = nullptr;
+void ServerConnection::Impl::worker() {
+    for (;;) {
         if (pending.empty()) {
-            if (ending || dead || parked >= kMaxParked) break;
-            parked++;
-            bool timed = !timed_parked, quiet = false;
-            timed_parked |= timed;
-            Timeout t(timed ? kParkTime : UINT64_MAX);
-            uint64_t gen = retirements;
-            while (pending.empty() && !ending && !dead && gen == retirements)
-                if (work.wait_no_lock(t) < 0 && errno == ETIMEDOUT) {
-                    quiet = true;
-                    break;
-                }
-            if (timed) timed_parked = false;
-            parked--;
-            if (quiet && pending.empty()) {  // the connection is quiet: all parked leave
-                retirements++;
-                work.notify_all();
-                break;
-            }
+            spare--;
+            if (!park()) break;
+            continue;  // woken: counted spare again by the waker
         }
-        if (!pending.empty()) {
-            s = pending.front();
-            pending.pop_front();
-        }
+        auto s = pending.front();
+        pending.pop_front();
+        spare--;
+        if (!pending.empty() && spare == 0) wake_spare();  // the standby
+        run_stream(s);
+        spare++;
     }
     if (--handlers == 0) idle.notify_all();
+}
+
+bool ServerConnection::Impl::park() {
+    if (ending || dead || parked >= kMaxParked) return false;
+    parked++;
+    bool timed = !timed_parked, quiet = false;
+    timed_parked |= timed;
+    Timeout t(timed ? kParkTime : UINT64_MAX);
+    uint64_t gen = retirements;
+    while (tickets == 0 && !ending && !dead && gen == retirements)
+        if (work.wait_no_lock(t) < 0 && errno == ETIMEDOUT) {
+            quiet = true;
+            break;
+        }
+    if (timed) timed_parked = false;
+    parked--;
+    if (tickets > 0) {  // woken for work
+        tickets--;
+        return true;
+    }
+    if (quiet && pending.empty()) {  // the connection is quiet: all parked leave
+        retirements++;
+        work.notify_all();
+    }
+    return false;
 }
 
 bool ServerConnection::Impl::stop_requested() {

@@ -187,6 +187,29 @@ private:
     std::string buf_;
 };
 
+// A handler that blocks does not hold the streams behind it on its connection:
+// one worker runs a batch of streams in turn, but a standby takes the next
+// stream as soon as the running handler blocks.
+TEST(Http2Streams, ABlockedHandlerDoesNotHoldTheStreamsBehindIt) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    std::string burst = c.get(1, "/wait-hello");
+    for (uint32_t id = 3; id <= 9; id += 2) burst += c.get(id, "/hello");
+    c.send(burst);
+    std::vector<uint32_t> heads;  // streams in the order their responses began
+    std::string body1;
+    ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
+        if (h.type == (uint8_t)FrameType::HEADERS) heads.push_back(h.stream);
+        if (h.type == (uint8_t)FrameType::DATA && h.stream == 1) body1 += p;
+        return !(h.type == (uint8_t)FrameType::DATA && h.stream == 1 &&
+                 (h.flags & flags::END_STREAM));
+    }));
+    EXPECT_EQ("released", body1);
+    ASSERT_EQ(5u, heads.size());
+    EXPECT_EQ(1u, heads.back());  // the four /hello answered while /wait-hello waited
+}
+
 TEST(Http2Hostile, RapidResetIsCutWithEnhanceYourCalm) {
     H2Server server;
     RawClient c(server.port());

@@ -1,8 +1,9 @@
 // The HTTP/2 tests' server: a TCP listener on 127.0.0.1 on a vCPU of its own
 // thread, serving every connection as HTTP/2 (net/http2/server_connection.h)
 // with a few paths: /hello, /echo (the body back as it comes), /big/N (N
-// bytes of h2_pattern()), /trailers, / (128 KiB, past the initial window), and
-// /refuse (the stream reset with REFUSED_STREAM).
+// bytes of h2_pattern()), /trailers, / (128 KiB, past the initial window),
+// /refuse (the stream reset with REFUSED_STREAM), and /wait-hello (its handler
+// blocks until a /hello has been answered, at most 5 s: "released" or "timed out").
 #pragma once
 
 #include <photon/net/socket.h>
@@ -73,11 +74,27 @@ inline std::string h2_pattern(size_t n) {
     return s;
 }
 
+inline std::atomic<int>& hellos_answered() {
+    static std::atomic<int> n{0};
+    return n;
+}
+
 inline void serve_stream(Stream& s) {
     std::string path(s.field(":path"));
     if (path == "/hello") {
         s.respond({{":status", "200"}, {"content-type", "text/plain"}});
         s.write("hello\n", 6);
+        hellos_answered()++;
+    } else if (path == "/wait-hello") {
+        int seen = hellos_answered();
+        bool released = false;
+        for (int i = 0; i < 500 && !released; i++) {
+            photon::thread_usleep(10 * 1000);
+            released = hellos_answered() != seen;
+        }
+        s.respond({{":status", "200"}});
+        std::string body = released ? "released" : "timed out";
+        s.write(body.data(), body.size());
     } else if (path == "/echo") {  // the body back, as it comes
         s.respond({{":status", "200"}});
         char buf[16384];
