@@ -743,9 +743,12 @@ int Connection::next_frame() {
     reap();
     if (winding_down() && streams.empty()) return 0;
     // (The deadlines cost clock reads: only a read that waits needs one.)
-    if (rbuf.size() - rpos < kFrameHeaderSize && fill(kFrameHeaderSize, next_deadline()) < 0) {
-        if (errno == ETIMEDOUT && on_timeout()) return 1;
-        return errno == ECONNRESET || errno == ETIMEDOUT ? 0 : -1;
+    if (rbuf.size() - rpos < kFrameHeaderSize) {
+        on_frames_handled();
+        if (fill(kFrameHeaderSize, next_deadline()) < 0) {
+            if (errno == ETIMEDOUT && on_timeout()) return 1;
+            return errno == ECONNRESET || errno == ETIMEDOUT ? 0 : -1;
+        }
     }
     last_frame_us = photon::now;  // the scheduler's clock: the idle deadline is coarse anyway
     auto h = read_frame_header((const uint8_t*)&rbuf[rpos]);

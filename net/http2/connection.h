@@ -177,6 +177,8 @@ protected:
     virtual bool is_idle(uint32_t id) const = 0;
     // Whether the reader should end once no stream is open.
     virtual bool winding_down() const { return stopping || peer_goaway; }
+    // The reader has handled every frame it read and is about to read more.
+    virtual void on_frames_handled() {}
 
     bool on_block(uint32_t id, uint8_t flags, std::string_view block);
     // Applies a SETTINGS payload (the peer's frame, or an upgrade's
