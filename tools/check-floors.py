@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that includes run down the floors of tools/floors.txt (doc/style.md, "Layout").
 
-Every library source and public header must sit on a floor; every #include "..." and
+Every library source and public header must sit on a floor (a header on another floor than
+its folder's says so in a line "// Floor: NAME"); every #include "..." and
 #include <photon/...> in them must resolve to a file, on the includer's floor or one it stands
 on. An upward (or sideways) include is reported unless it is allowlisted in the table; an
 allowlisted include that no longer exists is reported too, so that the list only shrinks.
@@ -35,6 +36,19 @@ def check(root, verbose):
                 problems.append("tools/floors.txt: no folder %s" % path)
         elif path not in fileset:
             problems.append("tools/floors.txt: no file %s" % path)
+    # A header on another floor than its module folder's says so in one line ("// Floor: X").
+    for rel in files:
+        if not rel.endswith((".h", ".hpp")) or table.floor_of(rel) is None:
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            said = floors.FLOOR_LINE_RE.findall(f.read())
+        mine, home = table.floor_of(rel), table.home_floor(rel)
+        if said and said != [mine]:
+            problems.append("%s: says \"Floor: %s\", the table puts it on %s" %
+                            (rel, ", ".join(said), mine))
+        elif not said and home is not None and home != mine:
+            problems.append("%s: on %s, above its folder's %s: the header must say so in a "
+                            "line \"// Floor: %s (tools/floors.txt), ...\"" % (rel, mine, home, mine))
     n_includes = 0
     seen_allowed = set()
     for rel in files:

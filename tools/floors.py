@@ -12,6 +12,7 @@ TABLE = os.path.join(ROOT, "tools", "floors.txt")
 SCANNED = ("common", "thread", "io", "net", "fs", "rpc", "include/photon")
 EXTENSIONS = (".h", ".hpp", ".inl", ".inc", ".cpp", ".cc", ".c", ".S")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
+FLOOR_LINE_RE = re.compile(r"^\s*//\s*Floor:\s*(\w+)", re.M)
 
 
 class TableError(Exception):
@@ -75,14 +76,11 @@ class Table:
                 return self.places[d + "/"]
         return None
 
-    def folder_floor(self, rel):
-        """The floor of a file's folder, ignoring an entry for the file itself."""
-        d = rel
-        while "/" in d:
-            d = d.rsplit("/", 1)[0]
-            if d + "/" in self.places:
-                return self.places[d + "/"]
-        return None
+    def home_floor(self, rel):
+        """The floor of a file's module folder (include/photon/<module>/, else its top folder)."""
+        parts = rel.split("/")
+        top = "/".join(parts[:3]) if rel.startswith("include/photon/") else parts[0]
+        return self.places.get(top + "/")
 
     def rank(self, floor):
         return self.floors.index(floor)
