@@ -1,13 +1,11 @@
-// SimpleDOM's document, builder, format dispatch and file helpers.
+// SimpleDOM's document, builder and format dispatch (parse_file: fs/simple_dom_file.cpp).
 #include <errno.h>
-#include <fcntl.h>
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 
 #include <photon/common/alog.h>
-#include <photon/fs/filesystem.h>
-#include <photon/fs/localfs.h>
 
 #include "builder.h"
 
@@ -216,27 +214,6 @@ Node parse(char* text, size_t size, int flags) {
     if (flags & DOC_FREE_TEXT_ON_DESTRUCTION) doc->owned_text = text;
     doc.release();
     return root;  // the Node holds the document's first reference
-}
-
-Node parse_file(fs::IFile* file, int flags) {
-    if (!file) {
-        errno = EINVAL;
-        return nullptr;
-    }
-    auto buf = file->readall();
-    if (!buf.ptr || buf.size <= 0) {
-        if (buf.size == 0) errno = EINVAL;
-        return nullptr;
-    }
-    return parse(std::move(buf), flags);
-}
-
-Node parse_file(const char* filename, int flags, fs::IFileSystem* fs) {
-    fs::IFile* file =
-        fs ? fs->open(filename, O_RDONLY) : fs::open_localfile_adaptor(filename, O_RDONLY);
-    if (!file) LOG_ERRNO_RETURN(0, nullptr, "simple_dom: cannot open `", filename);
-    std::unique_ptr<fs::IFile> guard(file);
-    return parse_file(file, flags);
 }
 
 }  // namespace SimpleDOM

@@ -1,4 +1,5 @@
 // Private to fs/httpfs: the file of httpfs.h and what httpfs.cpp needs of it.
+// Floor: bridge (tools/floors.txt), above its folder's: it joins net and fs.
 #pragma once
 
 #include <cstdarg>

@@ -7,6 +7,7 @@
 // fd, which any vCPU may do at once. Private to net/http. Thread-safe: a
 // spinlock guards the map and the snapshots for a few operations and is
 // never held across a yield.
+// Floor: bridge (tools/floors.txt), above its folder's: it joins net and fs.
 #pragma once
 
 #include <sys/stat.h>

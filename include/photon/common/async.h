@@ -13,6 +13,7 @@
 // on failure. The operation owns its timeout: call() waits for `done`.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonasynch
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 #include <cassert>
 #include <cerrno>

@@ -9,6 +9,7 @@
 //     stream->read(buf, n, {this, &Me::on_read_done});
 // and on_read_done(AsyncResult<ssize_t>* r) checks r->result < 0 and
 // r->error_number.
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 #include <sys/types.h>
 #include <sys/uio.h>

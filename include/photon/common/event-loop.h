@@ -8,6 +8,7 @@
 // until the loop has ended. All calls on the loop's vCPU.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonevent-looph
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <photon/common/callback.h>

@@ -19,6 +19,7 @@
 // timer runs when the caller yields, and other vCPUs may expire at any time.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonexpirecontainerh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <photon/common/intrusive_list.h>

@@ -8,6 +8,7 @@
 // Destroying a pool waits for every object handed out to come back.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonidentity-poolh
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <cinttypes>

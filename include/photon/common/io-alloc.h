@@ -7,6 +7,7 @@
 // IdentityPools, so any vCPU may use it.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonio-alloch
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <malloc.h>

@@ -10,6 +10,7 @@
 // or in an object); new_iovector makes one on the heap.
 //
 // Differences from PhotonLibOS: doc/compat.md#commoniovectorh
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <cassert>

@@ -20,6 +20,7 @@
 // empty(), full(), read_available() and write_available() are snapshots, exact when idle.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonlockfree_queueh
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <algorithm>

@@ -17,6 +17,7 @@
 // the cgroup's memory.max when that is lower; PHOTON_MEMORY_BUDGET (bytes,
 // with an optional K, M or G suffix) in the environment sets it instead.
 // Accounts may be used from any vCPU.
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <atomic>

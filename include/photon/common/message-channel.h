@@ -5,6 +5,7 @@
 // to say.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonmessage-channelh
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <cinttypes>

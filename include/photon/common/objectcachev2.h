@@ -13,6 +13,7 @@
 // borrow/update may be called from any vCPU and may yield.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonobjectcachev2h
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <photon/common/alog.h>

@@ -9,6 +9,7 @@
 // unlock(handle). offset + length saturates at 2^64 - 1.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonrange-lockh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <cinttypes>

@@ -16,6 +16,7 @@
 // A domain must outlive the coroutines that use it and its pending rcu_calls.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonrcuptrh
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 #include <assert.h>
 

@@ -9,6 +9,7 @@
 // fails at once with errno ENOMEM.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonringh
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <sys/types.h>

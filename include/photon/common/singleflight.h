@@ -13,6 +13,7 @@
 // not a reference). Destroying a SingleFlight waits until no run is pending.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonsingleflighth
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <atomic>

@@ -18,6 +18,7 @@
 // Not thread-safe: use one throttle from the coroutines of one vCPU.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonthrottleh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <cstdint>

@@ -274,7 +274,8 @@ inline Node parse_copy(const IStream::ReadAll& buf, int flags) {
     return parse_copy((const char*)buf.ptr.get(), (size_t)buf.size, flags);
 }
 
-// Reads the whole file and parses it (the document owns the text).
+// Reads the whole file and parses it (the document owns the text). Implemented on the fs
+// floor (fs/simple_dom_file.cpp), the rest of SimpleDOM on base (tools/floors.txt).
 Node parse_file(fs::IFile* file, int flags);
 
 // Opens `filename` on `fs` (the local file system when null) and parses it.

@@ -18,6 +18,7 @@
 // coroutines run, as in Photon.
 //
 // Differences from PhotonLibOS: doc/compat.md#threadcoro20h
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #if __cplusplus < 202002L || !defined(__cpp_impl_coroutine)

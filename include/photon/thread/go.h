@@ -17,6 +17,7 @@
 // ESHUTDOWN for a closed channel, EAGAIN for try_* that would block, ENOMEM if
 // the buffer could not be allocated).
 // Differences from PhotonLibOS: doc/compat.md#threadgoh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <atomic>

@@ -12,6 +12,7 @@
  * Timeouts are in microseconds, ST_UTIME_NO_TIMEOUT for none.
  */
 // Differences from PhotonLibOS: doc/compat.md#threadsth
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #ifndef __STATE_THREADS__
 #define __STATE_THREADS__
 #include <time.h>

@@ -15,6 +15,7 @@
 // set_value(). A promise destroyed without a value makes its future's get()
 // throw (broken_promise); get() of a future<void> returns void.
 // Differences from PhotonLibOS: doc/compat.md#threadstd-compath
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <cerrno>

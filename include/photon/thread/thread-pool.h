@@ -7,6 +7,7 @@
 // runs on the vCPU that first created it.
 //
 // Differences from PhotonLibOS: doc/compat.md#threadthread-poolh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <cstdint>

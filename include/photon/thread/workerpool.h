@@ -13,6 +13,7 @@
 // free to run the inner task (e.g. thread_mod -1 with one vCPU).
 //
 // Differences from PhotonLibOS: doc/compat.md#threadworkerpoolh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <cstddef>

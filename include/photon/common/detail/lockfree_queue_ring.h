@@ -4,6 +4,7 @@
 // queue's slots after it for a run-time capacity. Not on its own: include lockfree_queue.h.
 // CPUCacheLine, is_shared_ptr, LockfreeRingQueueBase and FlexQueue keep PhotonLibOS's global
 // names.
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 // a Pause policy) and channel_ops (RingChannel's and FlexRingChannel's parking send/recv, on
 // SendBackoff and a semaphore). Not API on its own: include lockfree_queue.h, which defines
 // the Pause policies declared here.
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 
 #include <algorithm>

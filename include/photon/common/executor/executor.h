@@ -12,6 +12,7 @@
 // (AutoContext parks the calling coroutine on a vCPU, blocks a plain thread).
 //
 // Differences from PhotonLibOS: doc/compat.md#commonexecutorexecutorh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <cerrno>

@@ -4,6 +4,7 @@
 // one).
 //
 // Differences from PhotonLibOS: doc/compat.md#commonexecutorstdlockh
+// Floor: runtime (tools/floors.txt), above its folder's: it needs vCPUs and engines.
 #pragma once
 
 #include <chrono>

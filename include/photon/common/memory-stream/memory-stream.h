@@ -21,6 +21,7 @@
 // concurrent readers (and writers) take turns, each moving its whole count.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonmemory-streammemory-streamh
+// Floor: net (tools/floors.txt), above its folder's: it is an ISocketStream (code in net/).
 #pragma once
 
 #include <cinttypes>

@@ -11,6 +11,7 @@
 // coroutines switch, so a section that never yields may measure 0.
 //
 // Differences from PhotonLibOS: doc/compat.md#commonmetric-metermetricsh
+// Floor: thread (tools/floors.txt), above its folder's: it is built on photon's coroutines.
 #pragma once
 #include <cstddef>
 #include <cstdint>

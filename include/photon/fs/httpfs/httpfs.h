@@ -30,6 +30,7 @@
 //
 // Differences from PhotonLibOS: doc/compat.md#fshttpfshttpfsh
 // Both forms run the same code: _v2 takes a client, v1 an open callback.
+// Floor: bridge (tools/floors.txt), above its folder's: it joins net and fs.
 #pragma once
 
 #include <sys/ioctl.h>

@@ -11,7 +11,7 @@
 #include <photon/common/alog.h>
 #include <photon/thread/thread.h>
 
-#include "../thread/vcpu.h"
+#include "vcpu.h"
 
 namespace photon {
 namespace fault {
