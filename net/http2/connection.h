@@ -13,7 +13,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <photon/common/memory_budget.h>
@@ -32,22 +31,35 @@ namespace http2 {
 class Connection;
 
 // The ids of the streams closed most recently (up to a limit, the oldest
-// forgotten first), each with whether it was reset rather than ended.
+// forgotten first), each with whether it was reset rather than ended. An
+// open-addressed table (linear probing, kept at most half full) beside a ring
+// of the ids in the order they came: no allocation per stream, one or two
+// cache lines per lookup.
 class ClosedStreams {
 public:
     explicit ClosedStreams(size_t limit) : limit_(limit) {}
-    // The entry of id, added (not reset) if it was not remembered.
+    // The entry of id (not 0), added (not reset) if it was not remembered.
     bool& operator[](uint32_t id);
     // Whether id is remembered; *reset says how it closed.
     bool find(uint32_t id, bool* reset) const;
-    size_t count(uint32_t id) const { return ids_.count(id); }
-    size_t size() const { return ids_.size(); }
+    size_t count(uint32_t id) const { return slot_of(id) != kNone; }
+    size_t size() const { return order_.size(); }
 
 private:
+    static constexpr size_t kNone = (size_t)-1;
+    struct Slot {
+        uint32_t id = 0;  // 0: empty (stream 0 is the connection, never a stream)
+        bool reset = false;
+    };
     size_t limit_;
-    std::unordered_map<uint32_t, bool> ids_;
+    std::vector<Slot> table_;      // a power of 2 in size
     std::vector<uint32_t> order_;  // a ring: the oldest at next_ once full
     size_t next_ = 0;
+
+    size_t home(uint32_t id) const { return (id * 2654435761u) & (table_.size() - 1); }
+    size_t slot_of(uint32_t id) const;
+    void erase(uint32_t id);
+    void grow();
 };
 
 // A stream's state and body, both directions.
@@ -111,8 +123,11 @@ public:
 
     std::map<uint32_t, StreamCore*> streams;  // not yet closed
     std::deque<StreamCore*> reaped;           // closed, to delete at the reader's next turn
-    ClosedStreams closed;                     // recently closed ids -> reset (not ended cleanly)
-    uint32_t last_stream = 0;                 // the highest stream id the peer opened
+    // The reader is inside a frame's handling, where it may hold a stream
+    // across a switch: a stream closed meanwhile waits in `reaped`.
+    bool in_frame = false;
+    ClosedStreams closed;      // recently closed ids -> reset (not ended cleanly)
+    uint32_t last_stream = 0;  // the highest stream id the peer opened
 
     uint32_t continuing = 0;  // a HEADERS run waiting for its CONTINUATION
     uint8_t block_flags = 0;

@@ -197,7 +197,11 @@ void ServerConnection::Impl::run_stream(StreamImpl* s) {
     }
     s->handler_done = true;
     close_stream(s, cut);
-    reaped.push_back(s);
+    // Deleted now, while it is in the cache, unless the reader may hold it.
+    if (in_frame)
+        reaped.push_back(s);
+    else
+        delete s;
 }
 
 void ServerConnection::Impl::worker() {
