@@ -592,13 +592,15 @@ bool Connection::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
         return true;
     }
     if (auto s = find(id)) return on_stream_block(s, fl, std::move(fields), too_large);
+    // An idle id was never opened, so never closed: a new stream needs no
+    // lookup among the closed ones (a cache miss).
+    if (is_idle(id)) return on_new_block(id, fl, std::move(fields), too_large);
     bool was_reset;
     if (closed.find(id, &was_reset)) {
         if (was_reset) return rst(id, ErrorCode::STREAM_CLOSED), true;
         return goaway(ErrorCode::STREAM_CLOSED, "HEADERS on a closed stream"), false;
     }
-    if (!is_idle(id)) return goaway(ErrorCode::PROTOCOL_ERROR, "HEADERS on a closed stream"), false;
-    return on_new_block(id, fl, std::move(fields), too_large);
+    return goaway(ErrorCode::PROTOCOL_ERROR, "HEADERS on a closed stream"), false;
 }
 
 bool Connection::on_data(const Frame& f) {
