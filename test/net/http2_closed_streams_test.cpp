@@ -1,8 +1,7 @@
-// The HTTP/2 connection's memory of closed streams (net/http2/connection.h,
-// ClosedStreams): the most recently closed ids up to a limit, oldest forgotten
-// first, with how each closed; checked against a plain model through random
-// closes in and out of order, and at the edges of its table's growth.
-#include "../../net/http2/connection.h"
+// The HTTP/2 connection's memory of closed streams (net/http2/closed_streams.h): the most recently
+// closed ids up to a limit, oldest forgotten first, with how each closed; checked against a plain
+// model through random closes in and out of order, and at the edges of its table's growth.
+#include "../../net/http2/closed_streams.h"
 
 #include <gtest/gtest.h>
 
