@@ -141,17 +141,58 @@ public:
     // Grows the in-memory file system; `zero_itables` writes the new inode
     // tables (not needed on a device known to read zeros there).
     errcode_t grow(bool zero_itables) {
-        std::vector<bool> had_super(old_.groups);
-        std::vector<blk64_t> old_free(old_.groups);
-        for (dgrp_t g = 0; g < old_.groups; g++) {
-            had_super[g] = has_super(sb_, g);
-            old_free[g] = ext2fs_bg_free_blocks_count(fs_, g);
+        before old = remember_old_groups();
+        errcode_t err = resize_super_and_descs(old.r_blocks);
+        if (!err) err = resize_bitmaps();
+        if (err) return err;
+        // Groups whose free block count must be counted again.
+        std::vector<bool> recount(new_.groups, false);
+        recount[old_.groups - 1] = true;  // the old last group, completed
+        free_moved_backups(old, &recount);
+        err = add_groups(&recount);
+        if (!err) err = recount_free(old, recount);
+        if (err) return err;
+        if (zero_itables && !ext2fs_has_group_desc_csum(fs_)) {
+            err = zero_new_itables();
+            if (err) return err;
         }
-        unsigned long extra = new_.desc_blocks - old_.desc_blocks;
-        unsigned old_reserved = sb_->s_reserved_gdt_blocks;
-        blk64_t old_r = ext2fs_r_blocks_count(sb_), orig_free = ext2fs_free_blocks_count(sb_);
+        if (ext2fs_has_feature_resize_inode(sb_)) {
+            err = rebuild_resize_inode();
+            if (err) return err;
+        }
+        ext2fs_mark_super_dirty(fs_);
+        ext2fs_mark_bb_dirty(fs_);
+        ext2fs_mark_ib_dirty(fs_);
+        return 0;
+    }
 
-        // The superblock and the in-memory geometry.
+private:
+    // What grow() needs of the file system as it was.
+    struct before {
+        std::vector<bool> had_super;   // per old group
+        std::vector<blk64_t> free;     // per old group
+        unsigned reserved_gdt_blocks;  // after every descriptor table
+        blk64_t r_blocks, free_blocks;
+    };
+
+    before remember_old_groups() const {
+        before old;
+        old.had_super.resize(old_.groups);
+        old.free.resize(old_.groups);
+        for (dgrp_t g = 0; g < old_.groups; g++) {
+            old.had_super[g] = has_super(sb_, g);
+            old.free[g] = ext2fs_bg_free_blocks_count(fs_, g);
+        }
+        old.reserved_gdt_blocks = sb_->s_reserved_gdt_blocks;
+        old.r_blocks = ext2fs_r_blocks_count(sb_);
+        old.free_blocks = ext2fs_free_blocks_count(sb_);
+        return old;
+    }
+
+    // The superblock and the in-memory geometry, with room for the new
+    // descriptors (zeroed).
+    errcode_t resize_super_and_descs(blk64_t old_r) {
+        unsigned long extra = new_.desc_blocks - old_.desc_blocks;
         move_backups(sb_, old_.groups, new_.groups);
         ext2fs_blocks_count_set(sb_, new_.blocks);
         ext2fs_r_blocks_count_set(sb_, (blk64_t)((double)old_r * new_.blocks / old_.blocks));
@@ -166,26 +207,36 @@ public:
                extra * fs_->blocksize);
         fs_->group_desc_count = new_.groups;
         fs_->desc_blocks = new_.desc_blocks;
+        return 0;
+    }
 
+    // Both bitmaps to the new size; the blocks added are free.
+    errcode_t resize_bitmaps() {
         blk64_t real_end =
             (blk64_t)EXT2_BLOCKS_PER_GROUP(sb_) * new_.groups - 1 + sb_->s_first_data_block;
-        err = ext2fs_resize_block_bitmap2(new_.blocks - 1, real_end, fs_->block_map);
+        errcode_t err = ext2fs_resize_block_bitmap2(new_.blocks - 1, real_end, fs_->block_map);
         if (!err) {
             err = ext2fs_resize_inode_bitmap2(sb_->s_inodes_count, sb_->s_inodes_count,
                                               fs_->inode_map);
         }
         if (err) return err;
         unmark(old_.blocks, new_.blocks - old_.blocks);
+        return 0;
+    }
 
-        // Groups whose free block count must be counted again.
-        std::vector<bool> recount(new_.groups, false);
-        recount[old_.groups - 1] = true;  // the old last group, completed
+    // sparse_super2's backup that moved away frees its old group's blocks.
+    void free_moved_backups(const before& old, std::vector<bool>* recount) {
         for (dgrp_t g = 0; g < old_.groups; g++) {
-            if (had_super[g] && !has_super(sb_, g)) {  // sparse_super2's backup moved away
-                unmark(ext2fs_group_first_block2(fs_, g), 1 + old_.desc_blocks + old_reserved);
-                recount[g] = true;
+            if (old.had_super[g] && !has_super(sb_, g)) {
+                unmark(ext2fs_group_first_block2(fs_, g),
+                       1 + old_.desc_blocks + old.reserved_gdt_blocks);
+                (*recount)[g] = true;
             }
         }
+    }
+
+    // The new groups' descriptors and tables.
+    errcode_t add_groups(std::vector<bool>* recount) {
         for (dgrp_t g = old_.groups; g < new_.groups; g++) {
             ext2fs_bg_flags_zap(fs_, g);
             if (ext2fs_has_group_desc_csum(fs_)) {
@@ -196,50 +247,50 @@ public:
             ext2fs_bg_free_inodes_count_set(fs_, g, sb_->s_inodes_per_group);
             ext2fs_bg_used_dirs_count_set(fs_, g, 0);
             ext2fs_reserve_super_and_bgd(fs_, g, fs_->block_map);
-            err = ext2fs_allocate_group_table(fs_, g, fs_->block_map);
+            errcode_t err = ext2fs_allocate_group_table(fs_, g, fs_->block_map);
             if (err) return err;
-            recount[g] = true;
+            auto& r = *recount;
+            r[g] = true;
             // flex_bg may place the tables in another group.
-            recount[ext2fs_group_of_blk2(fs_, ext2fs_block_bitmap_loc(fs_, g))] = true;
-            recount[ext2fs_group_of_blk2(fs_, ext2fs_inode_bitmap_loc(fs_, g))] = true;
+            r[ext2fs_group_of_blk2(fs_, ext2fs_block_bitmap_loc(fs_, g))] = true;
+            r[ext2fs_group_of_blk2(fs_, ext2fs_inode_bitmap_loc(fs_, g))] = true;
             blk64_t it = ext2fs_inode_table_loc(fs_, g);
-            recount[ext2fs_group_of_blk2(fs_, it)] = true;
-            recount[ext2fs_group_of_blk2(fs_, it + fs_->inode_blocks_per_group - 1)] = true;
+            r[ext2fs_group_of_blk2(fs_, it)] = true;
+            r[ext2fs_group_of_blk2(fs_, it + fs_->inode_blocks_per_group - 1)] = true;
         }
-        blk64_t free_total = orig_free;
-        for (dgrp_t g = 0; g < new_.groups; g++) {
-            if (!recount[g]) continue;
-            blk64_t used;
-            err = count_used(fs_, ext2fs_group_first_block2(fs_, g),
-                             ext2fs_group_last_block2(fs_, g), &used);
-            if (err) return err;
-            blk64_t size = ext2fs_group_last_block2(fs_, g) - ext2fs_group_first_block2(fs_, g) + 1;
-            blk64_t before = g < old_.groups ? old_free[g] : 0;
-            ext2fs_bg_free_blocks_count_set(fs_, g, size - used);
-            ext2fs_bg_flags_clear(fs_, g, EXT2_BG_BLOCK_UNINIT);
-            free_total = free_total + (size - used) - before;
-        }
-        ext2fs_free_blocks_count_set(sb_, free_total);
-        for (dgrp_t g = 0; g < new_.groups; g++) ext2fs_group_desc_csum_set(fs_, g);
-
-        if (zero_itables && !ext2fs_has_group_desc_csum(fs_)) {
-            for (dgrp_t g = old_.groups; g < new_.groups; g++) {
-                err = ext2fs_zero_blocks2(fs_, ext2fs_inode_table_loc(fs_, g),
-                                          fs_->inode_blocks_per_group, nullptr, nullptr);
-                if (err) return err;
-            }
-        }
-        if (ext2fs_has_feature_resize_inode(sb_)) {
-            err = rebuild_resize_inode();
-            if (err) return err;
-        }
-        ext2fs_mark_super_dirty(fs_);
-        ext2fs_mark_bb_dirty(fs_);
-        ext2fs_mark_ib_dirty(fs_);
         return 0;
     }
 
-private:
+    // The free block counts of the groups marked, the total, and every
+    // descriptor's checksum.
+    errcode_t recount_free(const before& old, const std::vector<bool>& recount) {
+        blk64_t free_total = old.free_blocks;
+        for (dgrp_t g = 0; g < new_.groups; g++) {
+            if (!recount[g]) continue;
+            blk64_t used;
+            errcode_t err = count_used(fs_, ext2fs_group_first_block2(fs_, g),
+                                       ext2fs_group_last_block2(fs_, g), &used);
+            if (err) return err;
+            blk64_t size = ext2fs_group_last_block2(fs_, g) - ext2fs_group_first_block2(fs_, g) + 1;
+            blk64_t prior = g < old_.groups ? old.free[g] : 0;
+            ext2fs_bg_free_blocks_count_set(fs_, g, size - used);
+            ext2fs_bg_flags_clear(fs_, g, EXT2_BG_BLOCK_UNINIT);
+            free_total = free_total + (size - used) - prior;
+        }
+        ext2fs_free_blocks_count_set(sb_, free_total);
+        for (dgrp_t g = 0; g < new_.groups; g++) ext2fs_group_desc_csum_set(fs_, g);
+        return 0;
+    }
+
+    errcode_t zero_new_itables() {
+        for (dgrp_t g = old_.groups; g < new_.groups; g++) {
+            errcode_t err = ext2fs_zero_blocks2(fs_, ext2fs_inode_table_loc(fs_, g),
+                                                fs_->inode_blocks_per_group, nullptr, nullptr);
+            if (err) return err;
+        }
+        return 0;
+    }
+
     void unmark(blk64_t first, blk64_t count) {  // the range call takes an unsigned count
         while (count > 0) {
             unsigned n = (unsigned)std::min<blk64_t>(count, 1u << 30);

@@ -97,6 +97,9 @@ private:
         return m_proxy && !m_proxy_url.empty() ? &m_proxy_url : nullptr;
     }
     Step round(Operation* op, Body body, const Timeout& deadline);
+    bool connect_h1(Operation* op, const DialTarget& t, ISocketStream* fresh,
+                    const Timeout& deadline, bool* added_auth);
+    Step exchange_h1(Operation* op, Body body, bool added_auth);
     bool h2_candidate(Operation* op, const DialTarget& t) const;
     Step round_h2(Operation* op, Body body, const Timeout& deadline, H2Pool* pool, H2Conn* hc);
     Step answered(Operation* op);
@@ -214,22 +217,33 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
         }
     }
     op->http_version_ = HttpVersion::Http1;
-    // The proxy's credentials go with a forwarded request (a tunnel's
-    // CONNECT carries its own), for this round only: a redirect may lead
-    // into a tunnel or away from the proxy.
     bool added_auth = false;
+    if (!connect_h1(op, t, fresh, deadline, &added_auth)) return Step::Fail;
+    return exchange_h1(op, body, added_auth);
+}
+
+// The HTTP/1.1 connection of a round: a new one for an upgrade, the TLS probe
+// that settled on HTTP/1.1, or a pooled one; false (errno kept) without one.
+// The proxy's credentials go with a forwarded request (a tunnel's CONNECT
+// carries its own), for this round only: a redirect may lead into a tunnel or
+// away from the proxy. *added_auth: they were added, to be taken out again.
+bool ClientImpl::connect_h1(Operation* op, const DialTarget& t, ISocketStream* fresh,
+                            const Timeout& deadline, bool* added_auth) {
+    Request& req = op->req;
+    auto c = op->conn_;
+    *added_auth = false;
     if (t.proxy && !t.secure && !req.headers.has("Proxy-Authorization")) {
         std::string auth = proxy_authorization(*t.proxy);
-        if (!auth.empty() && req.headers.insert("Proxy-Authorization", auth) < 0) return Step::Fail;
-        added_auth = !auth.empty();
+        if (!auth.empty() && req.headers.insert("Proxy-Authorization", auth) < 0) return false;
+        *added_auth = !auth.empty();
     }
     ISocketStream* s = c->own  ? dialer_.dial(t, m_bind_ips, deadline)
                        : fresh ? dialer_.adopt(t, fresh)
                                : dialer_.get(t, m_bind_ips, deadline, &c->reused);
     if (!s) {
-        if (added_auth) req.headers.erase("Proxy-Authorization");
+        if (*added_auth) req.headers.erase("Proxy-Authorization");
         if (deadline.expired()) errno = ETIMEDOUT;
-        return Step::Fail;
+        return false;
     }
     c->bounded.stream = s;
     c->bounded.deadline = deadline;
@@ -237,7 +251,13 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     c->in.reset(&c->bounded);
     metrics_.connection(c->reused);
     c->stage = ClientMetrics::SENDING;
+    return true;
+}
 
+// The request and its final response on the HTTP/1.1 connection of a round.
+Step ClientImpl::exchange_h1(Operation* op, Body body, bool added_auth) {
+    Request& req = op->req;
+    auto c = op->conn_;
     // A retry after nothing went out may re-send any body we can produce
     // again; after that only idempotent requests (RFC 9110 9.2.2), since the
     // server may have acted on it.

@@ -26,18 +26,23 @@ namespace photon {
 namespace redis {
 namespace {
 
-// Parses one reply from [p, end): bytes used, 0 when incomplete, -1 when malformed.
-ssize_t parse_reply(const char* p, const char* end, reply* r, int depth = 0) {
-    if (depth > 64) return -1;
-    auto line_end = (const char*)memchr(p, '\n', end - p);
-    if (!line_end) return 0;
-    if (line_end == p || line_end[-1] != '\r') return -1;
-    const char* body = p + 1;
-    size_t body_len = line_end - 1 - body;
-    const char* next = line_end + 1;
-    auto as_int = [&](int64_t* v) { return estring_view(body, body_len).to_int64_check(v) > 0; };
-    char mark = *p;
-    switch (mark) {
+// A reply's first line, "<mark><body>\r\n"; next is the byte after it.
+struct reply_line {
+    char mark;
+    const char* body;
+    size_t body_len;
+    const char* next;
+};
+
+bool line_int(const reply_line& l, int64_t* v) {
+    return estring_view(l.body, l.body_len).to_int64_check(v) > 0;
+}
+
+// The replies that are their line alone, from p: bytes used, -1 when malformed.
+ssize_t parse_simple(const reply_line& l, const char* p, reply* r) {
+    const char *body = l.body, *next = l.next;
+    size_t body_len = l.body_len;
+    switch (l.mark) {
         case '+':
             r->type = reply::STATUS, r->str.assign(body, body_len);
             return next - p;
@@ -49,7 +54,7 @@ ssize_t parse_reply(const char* p, const char* end, reply* r, int depth = 0) {
             return next - p;
         case ':':
             r->type = reply::INTEGER;
-            return as_int(&r->integer) ? next - p : -1;
+            return line_int(l, &r->integer) ? next - p : -1;
         case '_':
             r->type = reply::NIL;
             return next - p;
@@ -62,55 +67,83 @@ ssize_t parse_reply(const char* p, const char* end, reply* r, int depth = 0) {
             if (r->str == "inf") r->number = HUGE_VAL;
             if (r->str == "-inf") r->number = -HUGE_VAL;
             return next - p;
+        default:
+            return -1;
+    }
+}
+
+// '$', '=' and '!': a length, then that many bytes and CRLF.
+ssize_t parse_bulk(const reply_line& l, const char* p, const char* end, reply* r) {
+    const char* next = l.next;
+    int64_t n;
+    if (!line_int(l, &n) || n < -1) return -1;
+    if (n == -1) {
+        r->type = reply::NIL;
+        return next - p;
+    }
+    if (end - next < n + 2) return 0;
+    if (next[n] != '\r' || next[n + 1] != '\n') return -1;
+    r->type = l.mark == '!' ? reply::ERROR : reply::STRING;
+    size_t skip = (l.mark == '=' && n >= 4) ? 4 : 0;
+    r->str.assign(next + skip, n - skip);
+    return next + n + 2 - p;
+}
+
+ssize_t parse_reply(const char* p, const char* end, reply* r, int depth);
+
+// '*', '%', '~', '>' and '|': a count, then that many replies (twice as many
+// for a map or attributes).
+ssize_t parse_aggregate(const reply_line& l, const char* p, const char* end, reply* r, int depth) {
+    const char* next = l.next;
+    char mark = l.mark;
+    int64_t n;
+    if (!line_int(l, &n) || n < -1) return -1;
+    if (n == -1) {
+        r->type = reply::NIL;
+        return next - p;
+    }
+    size_t count = (mark == '%' || mark == '|') ? 2 * n : n;
+    if (count > (size_t)(end - next) / 3) return end - next > (1 << 20) ? -1 : 0;
+    std::vector<reply> elements(count);
+    const char* q = next;
+    for (auto& e : elements) {
+        ssize_t used = parse_reply(q, end, &e, depth + 1);
+        if (used <= 0) return used;
+        q += used;
+    }
+    if (mark == '|') {  // attributes: skipped, the reply they annotate follows
+        ssize_t used = parse_reply(q, end, r, depth + 1);
+        return used <= 0 ? used : q + used - p;
+    }
+    r->type = mark == '*'   ? reply::ARRAY
+              : mark == '%' ? reply::MAP
+              : mark == '~' ? reply::SET
+                            : reply::PUSH;
+    r->elements = std::move(elements);
+    return q - p;
+}
+
+// Parses one reply from [p, end): bytes used, 0 when incomplete, -1 when malformed.
+ssize_t parse_reply(const char* p, const char* end, reply* r, int depth = 0) {
+    if (depth > 64) return -1;
+    auto line_end = (const char*)memchr(p, '\n', end - p);
+    if (!line_end) return 0;
+    if (line_end == p || line_end[-1] != '\r') return -1;
+    const char* body = p + 1;
+    reply_line l{*p, body, size_t(line_end - 1 - body), line_end + 1};
+    switch (l.mark) {
         case '$':
         case '=':
-        case '!': {
-            int64_t n;
-            if (!as_int(&n) || n < -1) return -1;
-            if (n == -1) {
-                r->type = reply::NIL;
-                return next - p;
-            }
-            if (end - next < n + 2) return 0;
-            if (next[n] != '\r' || next[n + 1] != '\n') return -1;
-            r->type = mark == '!' ? reply::ERROR : reply::STRING;
-            size_t skip = (mark == '=' && n >= 4) ? 4 : 0;
-            r->str.assign(next + skip, n - skip);
-            return next + n + 2 - p;
-        }
+        case '!':
+            return parse_bulk(l, p, end, r);
         case '*':
         case '%':
         case '~':
         case '>':
-        case '|': {
-            int64_t n;
-            if (!as_int(&n) || n < -1) return -1;
-            if (n == -1) {
-                r->type = reply::NIL;
-                return next - p;
-            }
-            size_t count = (mark == '%' || mark == '|') ? 2 * n : n;
-            if (count > (size_t)(end - next) / 3) return end - next > (1 << 20) ? -1 : 0;
-            std::vector<reply> elements(count);
-            const char* q = next;
-            for (auto& e : elements) {
-                ssize_t used = parse_reply(q, end, &e, depth + 1);
-                if (used <= 0) return used;
-                q += used;
-            }
-            if (mark == '|') {  // attributes: skipped, the reply they annotate follows
-                ssize_t used = parse_reply(q, end, r, depth + 1);
-                return used <= 0 ? used : q + used - p;
-            }
-            r->type = mark == '*'   ? reply::ARRAY
-                      : mark == '%' ? reply::MAP
-                      : mark == '~' ? reply::SET
-                                    : reply::PUSH;
-            r->elements = std::move(elements);
-            return q - p;
-        }
+        case '|':
+            return parse_aggregate(l, p, end, r, depth);
         default:
-            return -1;
+            return parse_simple(l, p, r);
     }
 }
 
