@@ -141,28 +141,20 @@ stat2 stats(std::vector<double> v) {
     return {v.back(), v[v.size() / 2]};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    int rounds = 7;
-    double ms = 60;
+// --rounds R, --ms M; false (after the usage line) on anything else.
+bool parse_args(int argc, char** argv, int* rounds, double* ms) {
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 < argc && !strcmp(argv[i], "--rounds"))
-            rounds = std::max(1, atoi(argv[i + 1]));
+            *rounds = std::max(1, atoi(argv[i + 1]));
         else if (i + 1 < argc && !strcmp(argv[i], "--ms"))
-            ms = std::max(1.0, atof(argv[i + 1]));
+            *ms = std::max(1.0, atof(argv[i + 1]));
         else
-            return fprintf(stderr, "usage: %s [--rounds R] [--ms M]\n", argv[0]), 2;
+            return fprintf(stderr, "usage: %s [--rounds R] [--ms M]\n", argv[0]), false;
     }
+    return true;
+}
 
-    const size_t max_size = 1 << 20;
-    std::vector<uint8_t> storage(max_size + 64);
-    uint8_t* buf = storage.data() + (64 - (uintptr_t)storage.data() % 64);  // cache-line aligned
-    std::mt19937_64 rng(42);
-    for (size_t i = 0; i < max_size; i++) buf[i] = (uint8_t)rng();
-
-    cycle_counter cc;
-    bool ideal = perf::crc32c_ideal_available();
+void print_header(const cycle_counter& cc, int rounds, double ms) {
     printf("checksum-perf: crc32c hw %s, crc64ecma hw %s; %d rounds of ~%.0f ms per row\n",
            is_crc32c_hw_available() ? "yes" : "no", is_crc64ecma_hw_available() ? "yes" : "no",
            rounds, ms);
@@ -173,7 +165,11 @@ int main(int argc, char** argv) {
             "cycles: perf_event_open unavailable (%s); core clock estimated around each row "
             "from dependent adds (thread CPU time)\n",
             strerror(cc.error()));
+}
 
+// The table's rows, in order; each crc32c row of 64 KiB and 1 MiB follows
+// its "crc32c ideal" row when the ideal loop is available.
+std::vector<row> make_rows(bool ideal) {
     auto crc32c_fn = [](const uint8_t* p, size_t n) -> uint64_t { return crc32c(p, n); };
     auto crc32c_sw_fn = [](const uint8_t* p, size_t n) -> uint64_t { return crc32c_sw(p, n, 0); };
     auto crc64_fn = [](const uint8_t* p, size_t n) -> uint64_t { return crc64ecma(p, n, 0); };
@@ -196,8 +192,13 @@ int main(int argc, char** argv) {
         add("crc64ecma", size, crc64_fn);
     add("crc64ecma_sw", 64 << 10, crc64_sw_fn);
     add("xxhash32_sw", 64 << 10, xxh_fn);
+    return rows;
+}
 
-    std::vector<double> ghzs;
+// Every row once per round, so that a row and its ideal run back to back;
+// the clock estimates (without a PMU) go to ghzs.
+void run_rounds(std::vector<row>& rows, const uint8_t* buf, int rounds, double ms,
+                const cycle_counter& cc, std::vector<double>& ghzs) {
     for (int r = 0; r < rounds; r++) {
         for (auto& w : rows) {
             w.samples.push_back(measure(w.fn, buf, w.size, ms, cc, ghzs));
@@ -205,7 +206,10 @@ int main(int argc, char** argv) {
                 w.vs_ideal.push_back(w.samples.back().gbps / rows[w.ideal].samples.back().gbps);
         }
     }
+}
 
+void print_table(const std::vector<row>& rows, const cycle_counter& cc, bool ideal,
+                 const std::vector<double>& ghzs) {
     if (!cc.ok())
         printf("core clock estimate: median %.2f GHz, range %.2f-%.2f\n", stats(ghzs).median,
                *std::min_element(ghzs.begin(), ghzs.end()), stats(ghzs).best);
@@ -229,5 +233,27 @@ int main(int argc, char** argv) {
             printf("  %7.3f %7.3f", gs.best / gbps(rows[w.ideal]).best, stats(w.vs_ideal).median);
         printf("\n");
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int rounds = 7;
+    double ms = 60;
+    if (!parse_args(argc, argv, &rounds, &ms)) return 2;
+
+    const size_t max_size = 1 << 20;
+    std::vector<uint8_t> storage(max_size + 64);
+    uint8_t* buf = storage.data() + (64 - (uintptr_t)storage.data() % 64);  // cache-line aligned
+    std::mt19937_64 rng(42);
+    for (size_t i = 0; i < max_size; i++) buf[i] = (uint8_t)rng();
+
+    cycle_counter cc;
+    bool ideal = perf::crc32c_ideal_available();
+    print_header(cc, rounds, ms);
+    std::vector<row> rows = make_rows(ideal);
+    std::vector<double> ghzs;
+    run_rounds(rows, buf, rounds, ms, cc, ghzs);
+    print_table(rows, cc, ideal, ghzs);
     return 0;
 }

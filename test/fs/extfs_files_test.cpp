@@ -248,11 +248,11 @@ TEST_F(ExtFs, BadPathsGiveTheirErrno) {
     expect_fsck_clean();
 }
 
-TEST_F(ExtFs, FileCallsAttributesAndXattrs) {
-    make();
-    mount(false);
-    std::unique_ptr<IFile> f(fs_->open("/f", O_RDWR | O_CREAT | O_TRUNC, 0640));
-    ASSERT_TRUE(f);
+// FileCallsAttributesAndXattrs, in steps on one file /f, each building on
+// the ones before it.
+
+// Writes, reads and seeks; a gathered write past the end leaves a gap of zeros.
+void write_and_read_back(IFile* f) {
     EXPECT_EQ(5, f->write("hello", 5));
     EXPECT_EQ(6, f->write(" world", 6));
     EXPECT_EQ(0, f->lseek(0, SEEK_SET));
@@ -270,6 +270,11 @@ TEST_F(ExtFs, FileCallsAttributesAndXattrs) {
     EXPECT_EQ(0, memcmp(y, "cd", 2));
     EXPECT_EQ(9, f->pread(buf, 9, 11));
     EXPECT_EQ(std::string(9, '\0'), std::string(buf, 9));  // the gap reads as zeros
+}
+
+// Truncation, then mode, owner and times, through the file and by path.
+void truncate_and_set_attributes(IFileSystem* fs, IFile* f) {
+    char buf[64] = {};
     EXPECT_EQ(0, f->ftruncate(5));
     struct stat st;
     ASSERT_EQ(0, f->fstat(&st));
@@ -282,17 +287,23 @@ TEST_F(ExtFs, FileCallsAttributesAndXattrs) {
     EXPECT_EQ(std::string("o\0\0", 3), std::string(buf, 3));  // cut bytes do not come back
     EXPECT_EQ(0, f->fchmod(0600));
     EXPECT_EQ(0, f->fchown(1234, 5678));
-    ASSERT_EQ(0, fs_->stat("/f", &st));
+    ASSERT_EQ(0, fs->stat("/f", &st));
     EXPECT_EQ(0600u, st.st_mode & 07777);
     EXPECT_EQ(1234u, st.st_uid);
     EXPECT_EQ(5678u, st.st_gid);
     struct timeval tv[2] = {{1000000000, 250000}, {1200000000, 500000}};
-    EXPECT_EQ(0, fs_->utimes("/f", tv));
-    ASSERT_EQ(0, fs_->stat("/f", &st));
+    EXPECT_EQ(0, fs->utimes("/f", tv));
+    ASSERT_EQ(0, fs->stat("/f", &st));
     EXPECT_EQ(1000000000, st.st_atim.tv_sec);
     EXPECT_EQ(250000000, st.st_atim.tv_nsec);
     EXPECT_EQ(1200000000, st.st_mtim.tv_sec);
     EXPECT_EQ(500000000, st.st_mtim.tv_nsec);
+}
+
+// fallocate grows the file; a punched hole reads as zeros.
+void allocate_and_punch_a_hole(IFile* f) {
+    char buf[64] = {};
+    struct stat st;
     EXPECT_EQ(0, f->fallocate(0, 0, 1 * MiB));
     ASSERT_EQ(0, f->fstat(&st));
     EXPECT_EQ((off_t)MiB, st.st_size);
@@ -304,9 +315,12 @@ TEST_F(ExtFs, FileCallsAttributesAndXattrs) {
     EXPECT_EQ(std::string(5, '\0'), std::string(buf, 5));
     EXPECT_EQ(5, f->pread(buf, 5, 0));
     EXPECT_EQ(std::string("hello"), std::string(buf, 5));
+}
 
-    auto* xf = dynamic_cast<IFileXAttr*>(f.get());
-    auto* xfs = dynamic_cast<IFileSystemXAttr*>(fs_.get());
+void check_xattrs(IFileSystem* fs, IFile* f) {
+    char buf[64] = {};
+    auto* xf = dynamic_cast<IFileXAttr*>(f);
+    auto* xfs = dynamic_cast<IFileSystemXAttr*>(fs);
     ASSERT_TRUE(xf && xfs);
     EXPECT_EQ(0, xf->fsetxattr("user.a", "1", 1, 0));
     EXPECT_EQ(0, xfs->setxattr("/f", "user.bb", "22", 2, XATTR_CREATE));
@@ -326,56 +340,86 @@ TEST_F(ExtFs, FileCallsAttributesAndXattrs) {
     EXPECT_EQ(ENODATA, errno);
     EXPECT_EQ(-1, xf->fremovexattr("user.a"));
     EXPECT_EQ(ENODATA, errno);
+}
 
-    EXPECT_EQ(0, fs_->mknod("/fifo", S_IFIFO | 0644, 0));
-    EXPECT_EQ(0, fs_->mknod("/chr", S_IFCHR | 0600, makedev(1, 3)));
-    EXPECT_EQ(0, fs_->mknod("/blk", S_IFBLK | 0600, makedev(259, 70000)));
-    ASSERT_EQ(0, fs_->lstat("/fifo", &st));
+// Device nodes, a fifo and a symlink to /f (owned by 1234 by now).
+void make_special_files(IFileSystem* fs) {
+    struct stat st;
+    EXPECT_EQ(0, fs->mknod("/fifo", S_IFIFO | 0644, 0));
+    EXPECT_EQ(0, fs->mknod("/chr", S_IFCHR | 0600, makedev(1, 3)));
+    EXPECT_EQ(0, fs->mknod("/blk", S_IFBLK | 0600, makedev(259, 70000)));
+    ASSERT_EQ(0, fs->lstat("/fifo", &st));
     EXPECT_TRUE(S_ISFIFO(st.st_mode));
-    ASSERT_EQ(0, fs_->lstat("/chr", &st));
+    ASSERT_EQ(0, fs->lstat("/chr", &st));
     EXPECT_EQ(makedev(1, 3), st.st_rdev);
-    ASSERT_EQ(0, fs_->lstat("/blk", &st));
+    ASSERT_EQ(0, fs->lstat("/blk", &st));
     EXPECT_EQ(makedev(259, 70000), st.st_rdev);
-    EXPECT_EQ(0, fs_->symlink("/f", "/sl"));
-    EXPECT_EQ(0, fs_->lchown("/sl", 42, 43));
-    ASSERT_EQ(0, fs_->lstat("/sl", &st));
+    EXPECT_EQ(0, fs->symlink("/f", "/sl"));
+    EXPECT_EQ(0, fs->lchown("/sl", 42, 43));
+    ASSERT_EQ(0, fs->lstat("/sl", &st));
     EXPECT_TRUE(S_ISLNK(st.st_mode));
     EXPECT_EQ(42u, st.st_uid);
-    ASSERT_EQ(0, fs_->stat("/sl", &st));
+    ASSERT_EQ(0, fs->stat("/sl", &st));
     EXPECT_TRUE(S_ISREG(st.st_mode));
     EXPECT_EQ(1234u, st.st_uid);
-    EXPECT_EQ(0, fs_->access("/f", F_OK));
-    EXPECT_EQ(-1, fs_->access("/nope", F_OK));
+    EXPECT_EQ(0, fs->access("/f", F_OK));
+    EXPECT_EQ(-1, fs->access("/nope", F_OK));
     EXPECT_EQ(ENOENT, errno);
+}
 
-    std::unique_ptr<IFile> app(fs_->open("/f", O_WRONLY | O_APPEND));
-    ASSERT_TRUE(app);
-    EXPECT_EQ(3, app->pwrite("end", 3, 0));  // O_APPEND: at the end, as Linux does
-    ASSERT_EQ(0, fs_->stat("/f", &st));
+// An O_APPEND handle, left open in *app as the test had it, and a read-only one.
+void append_and_read_only(IFileSystem* fs, std::unique_ptr<IFile>* app) {
+    struct stat st;
+    app->reset(fs->open("/f", O_WRONLY | O_APPEND));
+    ASSERT_TRUE(*app);
+    EXPECT_EQ(3, (*app)->pwrite("end", 3, 0));  // O_APPEND: at the end, as Linux does
+    ASSERT_EQ(0, fs->stat("/f", &st));
     EXPECT_EQ((off_t)MiB + 3, st.st_size);
-    std::unique_ptr<IFile> ro(fs_->open("/f", O_RDONLY));
+    std::unique_ptr<IFile> ro(fs->open("/f", O_RDONLY));
     ASSERT_TRUE(ro);
     EXPECT_EQ(-1, ro->ftruncate(0));
     EXPECT_EQ(EBADF, errno);
     ro.reset();
+}
 
+void check_statvfs(IFileSystem* fs) {
     struct statvfs sv;
-    ASSERT_EQ(0, fs_->statvfs(nullptr, &sv));  // Photon's callers pass no path
-    ASSERT_EQ(0, fs_->statvfs("/", &sv));
+    ASSERT_EQ(0, fs->statvfs(nullptr, &sv));  // Photon's callers pass no path
+    ASSERT_EQ(0, fs->statvfs("/", &sv));
     EXPECT_EQ(4096u, sv.f_bsize);
     EXPECT_EQ(256 * MiB / 4096, sv.f_blocks);
     EXPECT_GT(sv.f_bfree, sv.f_bavail);
     EXPECT_EQ(256 * MiB / 16384, sv.f_files);
+}
 
+// The root lists what the steps above made; *d is left open.
+void check_root_listing(IFileSystem* fs, std::unique_ptr<photon::fs::DIR>* d) {
     std::set<std::string> names;
-    std::unique_ptr<photon::fs::DIR> d(fs_->opendir("/"));
-    ASSERT_TRUE(d);
-    while (auto* e = d->readdir()) names.insert(e->d_name);
+    d->reset(fs->opendir("/"));
+    ASSERT_TRUE(*d);
+    while (auto* e = (*d)->readdir()) names.insert(e->d_name);
     EXPECT_EQ((std::set<std::string>{".", "..", "lost+found", "f", "fifo", "chr", "blk", "sl"}),
               names);
-    d->rewinddir();
-    ASSERT_TRUE(d->get());
-    EXPECT_STREQ(".", d->get()->d_name);
+    (*d)->rewinddir();
+    ASSERT_TRUE((*d)->get());
+    EXPECT_STREQ(".", (*d)->get()->d_name);
+}
+
+TEST_F(ExtFs, FileCallsAttributesAndXattrs) {
+    make();
+    mount(false);
+    std::unique_ptr<IFile> f(fs_->open("/f", O_RDWR | O_CREAT | O_TRUNC, 0640));
+    ASSERT_TRUE(f);
+    ASSERT_NO_FATAL_FAILURE(write_and_read_back(f.get()));
+    ASSERT_NO_FATAL_FAILURE(truncate_and_set_attributes(fs_.get(), f.get()));
+    ASSERT_NO_FATAL_FAILURE(allocate_and_punch_a_hole(f.get()));
+    ASSERT_NO_FATAL_FAILURE(check_xattrs(fs_.get(), f.get()));
+    ASSERT_NO_FATAL_FAILURE(make_special_files(fs_.get()));
+    std::unique_ptr<IFile> app;
+    ASSERT_NO_FATAL_FAILURE(append_and_read_only(fs_.get(), &app));
+    ASSERT_NO_FATAL_FAILURE(check_statvfs(fs_.get()));
+    std::unique_ptr<photon::fs::DIR> d;
+    ASSERT_NO_FATAL_FAILURE(check_root_listing(fs_.get(), &d));
     EXPECT_EQ(0, fs_->syncfs());
     f.reset();
     app.reset();

@@ -53,22 +53,8 @@ protected:
     }
 };
 
-TEST_P(GrpcInterop, OurClientAgainstGrpcCppServer) {
-    photon_test::temp_dir dir("photon-grpc-interop");
-    ASSERT_TRUE(dir.ok());
-    std::string port_file = dir / "port";
-    photon_test::child_process peer({kPeer, "server", port_file}, "", dir / "log");
-    ASSERT_TRUE(peer.started());
-    ASSERT_TRUE(photon_test::wait_for([&] { return std::ifstream(port_file).good(); }, 20000))
-        << photon_test::slurp(dir / "log");
-    int port = 0;
-    std::ifstream(port_file) >> port;
-    ASSERT_GT(port, 0);
-    grpc::ChannelOptions co;
-    co.max_receive_message_size = 16 << 20;
-    grpc::Channel ch("127.0.0.1:" + std::to_string(port), co);
-
-    // Unary, metadata both ways, the deadline seen by the server.
+// Unary, metadata both ways, the deadline seen by the server.
+void check_unary_metadata_and_deadline(grpc::Channel& ch) {
     grpc::Metadata initial, trailing;
     grpc::CallOptions opt;
     opt.timeout = 10 * 1000 * 1000;
@@ -88,70 +74,103 @@ TEST_P(GrpcInterop, OurClientAgainstGrpcCppServer) {
     EXPECT_EQ("hi", *grpc::find_metadata(initial, "x-echo"));
     ASSERT_NE(nullptr, grpc::find_metadata(trailing, "x-echo-bin"));
     EXPECT_EQ(std::string("\0\xff\x01", 3), *grpc::find_metadata(trailing, "x-echo-bin"));
+}
 
-    // Error statuses, with a message to percent-decode.
-    st = ch.call("/interop.Peer/Unary", msg("", 7, "denied: 100% \xc3\xa9\n"), &resp);
+// Error statuses, with a message to percent-decode; our deadline, enforced
+// here while the server sleeps.
+void check_errors_and_our_deadline(grpc::Channel& ch) {
+    std::string resp;
+    auto st = ch.call("/interop.Peer/Unary", msg("", 7, "denied: 100% \xc3\xa9\n"), &resp);
     EXPECT_EQ(StatusCode::PERMISSION_DENIED, st.code);
     EXPECT_EQ("denied: 100% \xc3\xa9\n", st.message);
     st = ch.call("/interop.Peer/Missing", msg("x"), &resp);
     EXPECT_EQ(StatusCode::UNIMPLEMENTED, st.code) << st.message;
 
-    // Our deadline, enforced here while the server sleeps.
     grpc::CallOptions shortopt;
     shortopt.timeout = 200 * 1000;
     st = ch.call("/interop.Peer/Unary", msg("", 0, "", 5 * 1000 * 1000), &resp, shortopt);
     EXPECT_EQ(StatusCode::DEADLINE_EXCEEDED, st.code) << st.message;
+}
 
-    {  // client streaming
-        auto call = ch.start_call("/interop.Peer/ClientStream");
-        std::string all;
-        for (int i = 0; i < 20; i++) {
-            std::string p(1000 + i, (char)('a' + i));
-            all += p;
-            ASSERT_EQ(0, call->write(msg(p)));
-        }
-        ASSERT_EQ(0, call->writes_done());
-        std::string m;
+void check_client_streaming(grpc::Channel& ch) {
+    auto call = ch.start_call("/interop.Peer/ClientStream");
+    std::string all;
+    for (int i = 0; i < 20; i++) {
+        std::string p(1000 + i, (char)('a' + i));
+        all += p;
+        ASSERT_EQ(0, call->write(msg(p)));
+    }
+    ASSERT_EQ(0, call->writes_done());
+    std::string m;
+    ASSERT_EQ(1, call->read(&m));
+    auto f = pb_parse(m);
+    EXPECT_EQ(20u, f.num(5));
+    EXPECT_TRUE(f.bytes(1) == all);
+    EXPECT_TRUE(call->finish().ok());
+}
+
+// Server streaming, 1 MiB messages.
+void check_server_streaming(grpc::Channel& ch) {
+    auto call = ch.start_call("/interop.Peer/ServerStream");
+    std::string big(1 << 20, 'q');
+    ASSERT_EQ(0, call->write(msg(big, 0, "", 0, 8)));
+    ASSERT_EQ(0, call->writes_done());
+    std::string m;
+    int n = 0;
+    while (call->read(&m) == 1) n += pb_parse(m).bytes(1) == big;
+    EXPECT_EQ(8, n);
+    auto s = call->finish();
+    EXPECT_TRUE(s.ok()) << s.message;
+}
+
+void check_bidi(grpc::Channel& ch) {
+    auto call = ch.start_call("/interop.Peer/Bidi");
+    std::string m;
+    for (int i = 0; i < 50; i++) {
+        std::string p(i * 100 + 1, (char)i);
+        ASSERT_EQ(0, call->write(msg(p)));
         ASSERT_EQ(1, call->read(&m));
-        auto f = pb_parse(m);
-        EXPECT_EQ(20u, f.num(5));
-        EXPECT_TRUE(f.bytes(1) == all);
-        EXPECT_TRUE(call->finish().ok());
+        EXPECT_TRUE(pb_parse(m).bytes(1) == p) << i;
     }
-    {  // server streaming, 1 MiB messages
-        auto call = ch.start_call("/interop.Peer/ServerStream");
-        std::string big(1 << 20, 'q');
-        ASSERT_EQ(0, call->write(msg(big, 0, "", 0, 8)));
-        ASSERT_EQ(0, call->writes_done());
-        std::string m;
-        int n = 0;
-        while (call->read(&m) == 1) n += pb_parse(m).bytes(1) == big;
-        EXPECT_EQ(8, n);
-        auto s = call->finish();
-        EXPECT_TRUE(s.ok()) << s.message;
-    }
-    {  // bidi
-        auto call = ch.start_call("/interop.Peer/Bidi");
-        std::string m;
-        for (int i = 0; i < 50; i++) {
-            std::string p(i * 100 + 1, (char)i);
-            ASSERT_EQ(0, call->write(msg(p)));
-            ASSERT_EQ(1, call->read(&m));
-            EXPECT_TRUE(pb_parse(m).bytes(1) == p) << i;
-        }
-        ASSERT_EQ(0, call->writes_done());
-        EXPECT_EQ(0, call->read(&m));
-        EXPECT_TRUE(call->finish().ok());
-    }
-    if (grpc::gzip_supported()) {  // gzip both ways (x-gzip: the peer answers gzipped)
-        grpc::CallOptions g;
-        g.compression = grpc::Compression::gzip;
-        g.metadata = {{"x-gzip", "1"}};
-        std::string p(100000, 'z');
-        st = ch.call("/interop.Peer/Unary", msg(p), &resp, g);
-        EXPECT_TRUE(st.ok()) << st.message;
-        EXPECT_TRUE(pb_parse(resp).bytes(1) == p);
-    }
+    ASSERT_EQ(0, call->writes_done());
+    EXPECT_EQ(0, call->read(&m));
+    EXPECT_TRUE(call->finish().ok());
+}
+
+// Gzip both ways (x-gzip: the peer answers gzipped).
+void check_gzip(grpc::Channel& ch) {
+    grpc::CallOptions g;
+    g.compression = grpc::Compression::gzip;
+    g.metadata = {{"x-gzip", "1"}};
+    std::string p(100000, 'z'), resp;
+    auto st = ch.call("/interop.Peer/Unary", msg(p), &resp, g);
+    EXPECT_TRUE(st.ok()) << st.message;
+    EXPECT_TRUE(pb_parse(resp).bytes(1) == p);
+}
+
+// One channel for all the checks: they must share one connection. A fatal
+// failure in a check ends the test, as it did when the checks were inline.
+TEST_P(GrpcInterop, OurClientAgainstGrpcCppServer) {
+    photon_test::temp_dir dir("photon-grpc-interop");
+    ASSERT_TRUE(dir.ok());
+    std::string port_file = dir / "port";
+    photon_test::child_process peer({kPeer, "server", port_file}, "", dir / "log");
+    ASSERT_TRUE(peer.started());
+    ASSERT_TRUE(photon_test::wait_for([&] { return std::ifstream(port_file).good(); }, 20000))
+        << photon_test::slurp(dir / "log");
+    int port = 0;
+    std::ifstream(port_file) >> port;
+    ASSERT_GT(port, 0);
+    grpc::ChannelOptions co;
+    co.max_receive_message_size = 16 << 20;
+    grpc::Channel ch("127.0.0.1:" + std::to_string(port), co);
+
+    ASSERT_NO_FATAL_FAILURE(check_unary_metadata_and_deadline(ch));
+    check_errors_and_our_deadline(ch);
+    ASSERT_NO_FATAL_FAILURE(check_client_streaming(ch));
+    ASSERT_NO_FATAL_FAILURE(check_server_streaming(ch));
+    ASSERT_NO_FATAL_FAILURE(check_bidi(ch));
+    if (grpc::gzip_supported()) check_gzip(ch);
     EXPECT_EQ(1u, ch.connections_opened());
 }
 

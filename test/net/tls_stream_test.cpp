@@ -223,6 +223,66 @@ TEST_P(TlsRaw, AnAnswerSentBeforeAResetIsReadAfterAFailedWrite) {
     EXPECT_EQ(0, memcmp(buf, "413", 3));
 }
 
+// The reader side of CloseNotifyQueuesBehindAPendingIouringSend, on its own
+// thread and vCPU: a TLS server on 127.0.0.1 that reads nothing until the
+// writer's socket is full, then reads everything up to close_notify.
+struct StallingTlsReader {
+    TLSContext* sctx;
+    const std::string& out;  // what the writer sends
+    std::atomic<uint16_t> port{0};
+    std::atomic<bool> accepted{false}, done{false};
+    std::atomic<bool> writer_stalled{false}, emptied{false};  // see the test
+    size_t got = 0;
+    ssize_t end = -2;
+    bool intact = false;
+
+    StallingTlsReader(TLSContext* sctx, const std::string& out) : sctx(sctx), out(out) {}
+
+    void run() {
+        if (photon::init(INIT_EVENT_EPOLL, INIT_IO_NONE) == 0) {
+            std::unique_ptr<ISocketServer> srv(new_tcp_socket_server());
+            if (srv->bind_v4localhost(0) == 0 && srv->listen() == 0) {
+                port = srv->getsockname().port;
+                std::unique_ptr<ISocketStream> raw(srv->accept());
+                accepted = true;
+                std::unique_ptr<ISocketStream> tls(
+                    raw ? new_tls_stream(sctx, raw.get(), SecurityRole::Server) : nullptr);
+                if (tls) read_all(raw.get(), tls.get());
+            }
+            photon::fini();
+        }
+        done = true;
+    }
+
+    void read_all(ISocketStream* raw, ISocketStream* tls) {
+        const size_t kTotal = out.size();
+        tls->timeout(kLongUs);
+        // Reads nothing until the writer's socket is full.
+        wait_for([&] { return writer_stalled.load(); }, 10000);
+        int fd = raw->get_underlay_fd(), left = -1;
+        std::string in(kTotal, 0);
+        while (got < kTotal && (end = tls->recv(&in[got], kTotal - got)) > 0) {
+            got += end;
+            if (ioctl(fd, FIONREAD, &left) == 0 && left == 0) emptied = true;
+        }
+        char c;
+        if (got == kTotal) end = tls->recv(&c, 1);
+        intact = memcmp(in.data(), out.data(), got) == 0;
+    }
+
+    // A failed test must not leave the reader in accept.
+    void unblock_accept() {
+        if (accepted || !port) return;
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a = {};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ::connect(fd, (sockaddr*)&a, sizeof(a));
+        ::close(fd);
+    }
+};
+
 // A close_notify sent while a writer's records wait in an io_uring send must
 // queue behind them, even when the socket has room again: the reader, on its
 // own vCPU, drains it while this vCPU spins without entering its ring, so the
@@ -234,58 +294,18 @@ TEST_P(Tls, CloseNotifyQueuesBehindAPendingIouringSend) {
     TLSContext* cctx = keep(client_ctx());
     constexpr size_t kTotal = 4 << 20;
     std::string out = pattern(kTotal);
-    std::atomic<uint16_t> port{0};
-    std::atomic<bool> accepted{false}, reader_done{false};
-    std::atomic<bool> writer_stalled{false}, emptied{false};  // see below
-    size_t got = 0;
-    ssize_t end = -2;
-    bool intact = false;
-    std::thread reader([&] {
-        if (photon::init(INIT_EVENT_EPOLL, INIT_IO_NONE) == 0) {
-            std::unique_ptr<ISocketServer> srv(new_tcp_socket_server());
-            if (srv->bind_v4localhost(0) == 0 && srv->listen() == 0) {
-                port = srv->getsockname().port;
-                std::unique_ptr<ISocketStream> raw(srv->accept());
-                accepted = true;
-                std::unique_ptr<ISocketStream> tls(
-                    raw ? new_tls_stream(sctx, raw.get(), SecurityRole::Server) : nullptr);
-                if (tls) {
-                    tls->timeout(kLongUs);
-                    // Reads nothing until the writer's socket is full.
-                    wait_for([&] { return writer_stalled.load(); }, 10000);
-                    int fd = raw->get_underlay_fd(), left = -1;
-                    std::string in(kTotal, 0);
-                    while (got < kTotal && (end = tls->recv(&in[got], kTotal - got)) > 0) {
-                        got += end;
-                        if (ioctl(fd, FIONREAD, &left) == 0 && left == 0) emptied = true;
-                    }
-                    char c;
-                    if (got == kTotal) end = tls->recv(&c, 1);
-                    intact = memcmp(in.data(), out.data(), got) == 0;
-                }
-            }
-            photon::fini();
-        }
-        reader_done = true;
-    });
+    StallingTlsReader rd(sctx, out);
+    std::thread reader([&] { rd.run(); });
     DEFER({
         if (!reader.joinable()) return;
-        if (!accepted && port) {  // a failed test must not leave the reader in accept
-            int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-            sockaddr_in a = {};
-            a.sin_family = AF_INET;
-            a.sin_port = htons(port);
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            ::connect(fd, (sockaddr*)&a, sizeof(a));
-            ::close(fd);
-        }
+        rd.unblock_accept();
         reader.join();
     });
-    ASSERT_TRUE(wait_for([&] { return port != 0 || reader_done; }));
-    ASSERT_NE(0, port.load());
+    ASSERT_TRUE(wait_for([&] { return rd.port != 0 || rd.done; }));
+    ASSERT_NE(0, rd.port.load());
     client.reset(new_tls_client(cctx, ur.release(), true));
     client->timeout(kLongUs);
-    std::unique_ptr<ISocketStream> s(client->connect(EndPoint(IPAddr("127.0.0.1"), port)));
+    std::unique_ptr<ISocketStream> s(client->connect(EndPoint(IPAddr("127.0.0.1"), rd.port)));
     ASSERT_NE(nullptr, s);
     ASSERT_EQ(0, tls_stream_set_hostname(s.get(), "localhost"));
     ASSERT_EQ(0, tls_stream_handshake(s.get()));
@@ -302,21 +322,21 @@ TEST_P(Tls, CloseNotifyQueuesBehindAPendingIouringSend) {
             return ::poll(&p, 1, 0) == 0 && photon::thread_stat(writer.th) == photon::SLEEPING;
         },
         10000));
-    writer_stalled = true;
+    rd.writer_stalled = true;
     // No syscall (none enters the ring) until the reader has emptied its
     // receive queue, so that the socket has room again; bounded for a
     // broken reader.
     auto until = Clock::now() + std::chrono::seconds(10);
-    while (!emptied && !reader_done && Clock::now() < until) {
+    while (!rd.emptied && !rd.done && Clock::now() < until) {
     }
     EXPECT_EQ(0, s->shutdown(ShutdownHow::Write));
     writer.join();
     s.reset();
     reader.join();
     EXPECT_GT(written, 0);
-    EXPECT_EQ((size_t)written, got);  // every byte written arrived before close_notify
-    EXPECT_EQ(0, end);                // then close_notify, not a reset
-    EXPECT_TRUE(intact);
+    EXPECT_EQ((size_t)written, rd.got);  // every byte written arrived before close_notify
+    EXPECT_EQ(0, rd.end);                // then close_notify, not a reset
+    EXPECT_TRUE(rd.intact);
 }
 
 // The first write of a fresh client stream runs the handshake before it

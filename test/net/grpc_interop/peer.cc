@@ -116,107 +116,127 @@ std::string md(const grpc::ClientContext& ctx,
     return it == m.end() ? "<none>" : std::string(it->second.data(), it->second.size());
 }
 
+using Stub = interop::Peer::Stub;
+
+std::chrono::system_clock::time_point deadline(int ms) {
+    return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
+}
+
+// unary, metadata both ways
+void check_unary_metadata(Stub* stub) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline(10000));
+    ctx.AddMetadata("x-echo", "hello");
+    ctx.AddMetadata("x-echo-bin", std::string("\0\x01\xfe", 3));
+    Msg req, resp;
+    req.set_payload("ping");
+    Status st = stub->Unary(&ctx, req, &resp);
+    check(st.ok() && resp.payload() == "ping", "unary echo", st.error_message());
+    check(md(ctx, ctx.GetServerInitialMetadata(), "x-echo") == "hello", "initial metadata");
+    check(md(ctx, ctx.GetServerTrailingMetadata(), "x-echo-bin") == std::string("\0\x01\xfe", 3),
+          "binary trailing metadata");
+    check(resp.text().rfind("deadline-ms ", 0) == 0, "the handler saw the deadline", resp.text());
+}
+
+// error status with a message that needs percent-encoding
+void check_error_status(Stub* stub) {
+    grpc::ClientContext ctx;
+    Msg req, resp;
+    req.set_code(9);
+    req.set_text("precondition 100% \xc3\xa9");
+    Status st = stub->Unary(&ctx, req, &resp);
+    check(st.error_code() == StatusCode::FAILED_PRECONDITION &&
+              st.error_message() == "precondition 100% \xc3\xa9",
+          "error status", st.error_message());
+}
+
+void check_deadline_exceeded(Stub* stub) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline(200));
+    Msg req, resp;
+    req.set_sleep_us(5 * 1000 * 1000);
+    Status st = stub->Unary(&ctx, req, &resp);
+    check(st.error_code() == StatusCode::DEADLINE_EXCEEDED, "deadline exceeded",
+          st.error_message());
+}
+
+void check_unknown_method(Stub* stub) {
+    grpc::ClientContext ctx;
+    Msg req, resp;
+    Status st = stub->Missing(&ctx, req, &resp);
+    check(st.error_code() == StatusCode::UNIMPLEMENTED, "unimplemented", st.error_message());
+}
+
+void check_client_streaming(Stub* stub) {
+    grpc::ClientContext ctx;
+    Msg resp;
+    auto w = stub->ClientStream(&ctx, &resp);
+    Msg m;
+    std::string all;
+    for (int i = 0; i < 20; i++) {
+        m.set_payload(std::string(1000 + i, 'a' + i));
+        all += m.payload();
+        w->Write(m);
+    }
+    w->WritesDone();
+    Status st = w->Finish();
+    check(st.ok() && resp.count() == 20 && resp.payload() == all, "client streaming",
+          st.error_message());
+}
+
+// server streaming, 1 MiB messages
+void check_server_streaming(Stub* stub) {
+    grpc::ClientContext ctx;
+    Msg req;
+    req.set_count(8);
+    req.set_payload(std::string(1 << 20, 'x'));
+    auto r = stub->ServerStream(&ctx, req);
+    Msg m;
+    int n = 0;
+    while (r->Read(&m)) n += m.payload() == req.payload();
+    Status st = r->Finish();
+    check(st.ok() && n == 8, "server streaming", st.error_message() + " n=" + std::to_string(n));
+}
+
+void check_bidi(Stub* stub) {
+    grpc::ClientContext ctx;
+    auto rw = stub->Bidi(&ctx);
+    Msg m, back;
+    int ok = 0;
+    for (int i = 0; i < 50; i++) {
+        m.set_payload(std::string(i * 100, (char)i));
+        rw->Write(m);
+        if (rw->Read(&back) && back.payload() == m.payload()) ok++;
+    }
+    rw->WritesDone();
+    Status st = rw->Finish();
+    check(st.ok() && ok == 50, "bidi", st.error_message());
+}
+
+// gzip both ways
+void check_gzip(Stub* stub) {
+    grpc::ClientContext ctx;
+    ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+    ctx.AddMetadata("x-gzip", "1");
+    Msg req, resp;
+    req.set_payload(std::string(100000, 'z'));
+    Status st = stub->Unary(&ctx, req, &resp);
+    check(st.ok() && resp.payload() == req.payload(), "gzip", st.error_message());
+}
+
 int run_client(const std::string& target) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(16 << 20);
     auto ch = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
     auto stub = interop::Peer::NewStub(ch);
-    auto deadline = [](int ms) {
-        return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
-    };
-    {  // unary, metadata both ways
-        grpc::ClientContext ctx;
-        ctx.set_deadline(deadline(10000));
-        ctx.AddMetadata("x-echo", "hello");
-        ctx.AddMetadata("x-echo-bin", std::string("\0\x01\xfe", 3));
-        Msg req, resp;
-        req.set_payload("ping");
-        Status st = stub->Unary(&ctx, req, &resp);
-        check(st.ok() && resp.payload() == "ping", "unary echo", st.error_message());
-        check(md(ctx, ctx.GetServerInitialMetadata(), "x-echo") == "hello", "initial metadata");
-        check(
-            md(ctx, ctx.GetServerTrailingMetadata(), "x-echo-bin") == std::string("\0\x01\xfe", 3),
-            "binary trailing metadata");
-        check(resp.text().rfind("deadline-ms ", 0) == 0, "the handler saw the deadline",
-              resp.text());
-    }
-    {  // error status with a message that needs percent-encoding
-        grpc::ClientContext ctx;
-        Msg req, resp;
-        req.set_code(9);
-        req.set_text("precondition 100% \xc3\xa9");
-        Status st = stub->Unary(&ctx, req, &resp);
-        check(st.error_code() == StatusCode::FAILED_PRECONDITION &&
-                  st.error_message() == "precondition 100% \xc3\xa9",
-              "error status", st.error_message());
-    }
-    {  // deadline
-        grpc::ClientContext ctx;
-        ctx.set_deadline(deadline(200));
-        Msg req, resp;
-        req.set_sleep_us(5 * 1000 * 1000);
-        Status st = stub->Unary(&ctx, req, &resp);
-        check(st.error_code() == StatusCode::DEADLINE_EXCEEDED, "deadline exceeded",
-              st.error_message());
-    }
-    {  // unknown method
-        grpc::ClientContext ctx;
-        Msg req, resp;
-        Status st = stub->Missing(&ctx, req, &resp);
-        check(st.error_code() == StatusCode::UNIMPLEMENTED, "unimplemented", st.error_message());
-    }
-    {  // client streaming
-        grpc::ClientContext ctx;
-        Msg resp;
-        auto w = stub->ClientStream(&ctx, &resp);
-        Msg m;
-        std::string all;
-        for (int i = 0; i < 20; i++) {
-            m.set_payload(std::string(1000 + i, 'a' + i));
-            all += m.payload();
-            w->Write(m);
-        }
-        w->WritesDone();
-        Status st = w->Finish();
-        check(st.ok() && resp.count() == 20 && resp.payload() == all, "client streaming",
-              st.error_message());
-    }
-    {  // server streaming, 1 MiB messages
-        grpc::ClientContext ctx;
-        Msg req;
-        req.set_count(8);
-        req.set_payload(std::string(1 << 20, 'x'));
-        auto r = stub->ServerStream(&ctx, req);
-        Msg m;
-        int n = 0;
-        while (r->Read(&m)) n += m.payload() == req.payload();
-        Status st = r->Finish();
-        check(st.ok() && n == 8, "server streaming",
-              st.error_message() + " n=" + std::to_string(n));
-    }
-    {  // bidi
-        grpc::ClientContext ctx;
-        auto rw = stub->Bidi(&ctx);
-        Msg m, back;
-        int ok = 0;
-        for (int i = 0; i < 50; i++) {
-            m.set_payload(std::string(i * 100, (char)i));
-            rw->Write(m);
-            if (rw->Read(&back) && back.payload() == m.payload()) ok++;
-        }
-        rw->WritesDone();
-        Status st = rw->Finish();
-        check(st.ok() && ok == 50, "bidi", st.error_message());
-    }
-    {  // gzip both ways
-        grpc::ClientContext ctx;
-        ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
-        ctx.AddMetadata("x-gzip", "1");
-        Msg req, resp;
-        req.set_payload(std::string(100000, 'z'));
-        Status st = stub->Unary(&ctx, req, &resp);
-        check(st.ok() && resp.payload() == req.payload(), "gzip", st.error_message());
-    }
+    check_unary_metadata(stub.get());
+    check_error_status(stub.get());
+    check_deadline_exceeded(stub.get());
+    check_unknown_method(stub.get());
+    check_client_streaming(stub.get());
+    check_server_streaming(stub.get());
+    check_bidi(stub.get());
+    check_gzip(stub.get());
     printf("%d failures\n", failures);
     return failures ? 1 : 0;
 }
