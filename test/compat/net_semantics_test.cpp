@@ -115,7 +115,10 @@ private:
             port_ = ep.port;
             server_->set_handler({nullptr, &no_op_handler});
             if (kind_.serve_with) serving_ = kind_.serve_with(server_);
-            state_ = 1;
+            // Runs at start_loop's first switch, when the loop is registered:
+            // a terminate() before that finds no loop to stop, and the loop
+            // that starts after it would accept forever.
+            photon::thread_create11([this] { state_ = 1; });
             result_ = server_->start_loop(true);
             returned_ = true;
             // What serves the connections is deleted once it is stopped.
