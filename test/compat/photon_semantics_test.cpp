@@ -172,7 +172,12 @@ TEST_F(PhotonSemantics, FailingLocalfsCallsLogNoErrors) {
     log_output = saved;
     log_output_level = saved_level;
     EXPECT_EQ(expected, results);
-    for (auto& l : out.lines) EXPECT_LT(l.first, ALOG_WARN) << l.second;
+    for (auto& l : out.lines) {
+        // The slow-turn detector's reports come from its own thread, about time, not from
+        // these calls (a turn of 17 ms under qemu-user in CI's aarch64 phase).
+        if (l.second.find("slow turn:") != std::string::npos) continue;
+        EXPECT_LT(l.first, ALOG_WARN) << l.second;
+    }
 }
 
 // Photon's filecopy stops at the short read; an O_DIRECT input refuses the read after it
