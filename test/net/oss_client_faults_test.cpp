@@ -56,6 +56,14 @@ std::string read_body(Request& req) {
     return body;
 }
 
+// A PUT of a few bytes that must fail: its errno (0 if it did not fail).
+int failed_put_errno(Client& c) {
+    std::string data = "payload";
+    ObjectUploadOptions opts;
+    errno = 0;
+    return c.put_object("k", data.data(), data.size(), opts) == -1 ? errno : 0;
+}
+
 // S3's form of a body's CRC32C: base64 of its 4 bytes, most significant first.
 std::string crc32c_b64(const std::string& s) {
     uint32_t c = ~crc32c_extend(s.data(), s.size(), ~0u);
@@ -176,11 +184,7 @@ TEST_P(OssFaults, RedirectToAnotherRegionIsEremote) {
         return 0;
     });
     auto c = client_for(srv);
-    std::string data = "abc";
-    ObjectUploadOptions opts;
-    errno = 0;
-    EXPECT_EQ(-1, c->put_object("k", data.data(), data.size(), opts));
-    EXPECT_EQ(EREMOTE, errno);
+    EXPECT_EQ(EREMOTE, failed_put_errno(*c));
     EXPECT_EQ(1, n);
 }
 
@@ -302,11 +306,7 @@ TEST_P(OssFaults, WrongCrc64OfAnOssPutIsEio) {
         return 0;
     });
     auto c = client_for(srv, SignVersion::OssV1);
-    std::string data = "payload";
-    ObjectUploadOptions opts;
-    errno = 0;
-    EXPECT_EQ(-1, c->put_object("k", data.data(), data.size(), opts));
-    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ(EIO, failed_put_errno(*c));
     EXPECT_EQ(1, n);
 }
 
@@ -446,11 +446,7 @@ TEST_P(OssFaults, WrongCrc32cOfAPutIsEio) {
         return 0;
     });
     auto c = client_for(srv, SignVersion::S3V4, false, true);
-    std::string data = "payload";
-    ObjectUploadOptions opts;
-    errno = 0;
-    EXPECT_EQ(-1, c->put_object("k", data.data(), data.size(), opts));
-    EXPECT_EQ(EIO, errno);
+    EXPECT_EQ(EIO, failed_put_errno(*c));
     EXPECT_EQ(1, n);
 }
 
