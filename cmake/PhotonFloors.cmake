@@ -79,7 +79,35 @@ function(photon_split_floors _target)
             endif()
         endforeach()
         list(APPEND _objects $<TARGET_OBJECTS:photon_${_f}>)
+        string(APPEND _listing "${_f} $<JOIN:$<TARGET_OBJECTS:photon_${_f}>,\n${_f} >\n")
     endforeach()
     set_property(TARGET ${_target} PROPERTY SOURCES ${_objects})
     set_property(TARGET ${_target} PROPERTY LINKER_LANGUAGE CXX)
+    if(PHOTON_BUILD_TESTING)
+        _photon_check_floor_links(${_target} "${_listing}")
+    endif()
+endfunction()
+
+# The floors' objects, listed for tools/check-floor-links.py, which the build runs once the
+# library is made (an upward link dependency fails the build), and ctest again.
+function(_photon_check_floor_links _target _listing)
+    find_program(PHOTON_PYTHON3 python3)
+    if(NOT PHOTON_PYTHON3 OR NOT CMAKE_NM)
+        message(STATUS "photon: link floors unchecked (needs python3 and nm)")
+        return()
+    endif()
+    set(_list "${PROJECT_BINARY_DIR}/photon-floor-objects-$<CONFIG>.txt")
+    file(GENERATE OUTPUT "${_list}" CONTENT "${_listing}")
+    set(_script "${PROJECT_SOURCE_DIR}/tools/check-floor-links.py")
+    set(_stamp "${PROJECT_BINARY_DIR}/photon-floor-links.stamp")
+    add_custom_command(OUTPUT "${_stamp}"
+        COMMAND "${PHOTON_PYTHON3}" "${_script}" "${_list}" --nm "${CMAKE_NM}"
+        COMMAND "${CMAKE_COMMAND}" -E touch "${_stamp}"
+        DEPENDS ${_target} "${_script}" "${PROJECT_SOURCE_DIR}/tools/floors.py"
+                "${PROJECT_SOURCE_DIR}/tools/floors.txt"
+        COMMENT "Checking that photon's link dependencies run down its floors"
+        VERBATIM)
+    add_custom_target(photon_floor_links ALL DEPENDS "${_stamp}")
+    set_property(GLOBAL PROPERTY PHOTON_FLOOR_LINKS_TEST
+        "${PHOTON_PYTHON3};${_script};${_list};--nm;${CMAKE_NM}")
 endfunction()

@@ -1,4 +1,5 @@
 #include <photon/common/alog.h>
+#include <photon/common/detail/log_coroutine.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,8 +18,9 @@
 #include <vector>
 
 namespace photon {
-struct thread;
-extern __thread thread* CURRENT;  // the running coroutine, defined by the scheduler
+namespace detail {
+const void* (*log_current_coroutine)() = nullptr;
+}  // namespace detail
 }  // namespace photon
 
 namespace {
@@ -460,7 +462,8 @@ void alog_line::begin(LogBuffer& buf, int level, const char* file, int line, con
     buf.put('|');
     buf.put(names + level * 5, 5);
     buf.put("|th=", 4);
-    buf << static_cast<const void*>(photon::CURRENT);
+    auto current = photon::detail::log_current_coroutine;
+    buf << (current ? current() : static_cast<const void*>(nullptr));
     buf.put('|');
     if (level == ALOG_AUDIT) return;  // audit lines carry no source position
     const char* slash = strrchr(file, '/');

@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include <photon/common/detail/log_coroutine.h>
 #include <photon/thread/detail/idle-wait.h>
 
 #include "arch/context.h"
@@ -16,6 +17,10 @@ namespace photon {
 __thread thread* CURRENT = nullptr;
 
 namespace {
+
+const void* current_for_log() { return CURRENT; }
+[[maybe_unused]] const bool log_reader_registered =
+    (detail::log_current_coroutine = current_for_log, true);
 
 // Clock and timers are checked every this many switches, so coroutines that
 // only switch among themselves never starve sleepers for long.
