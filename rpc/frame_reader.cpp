@@ -27,23 +27,23 @@ struct sink : iovector_view {
 };
 }  // namespace
 
-FrameReader::FrameReader(IStream* stream) { set_stream(stream); }
+frame_reader::frame_reader(IStream* stream) { set_stream(stream); }
 
-FrameReader::~FrameReader() { ::free(buf_); }
+frame_reader::~frame_reader() { ::free(buf_); }
 
-void FrameReader::set_stream(IStream* s) {
+void frame_reader::set_stream(IStream* s) {
     stream_ = s;
     sock_ = dynamic_cast<net::ISocketStream*>(s);
     begin_ = end_ = 0;
 }
 
-ssize_t FrameReader::read_some(char* p, size_t n, uint64_t timeout) {
+ssize_t frame_reader::read_some(char* p, size_t n, uint64_t timeout) {
     stream_->timeout(timeout);
     // A plain IStream reads whole counts only; it gets exact requests.
     return sock_ ? sock_->recv(p, n) : stream_->read(p, n);
 }
 
-int FrameReader::fill(size_t n, Timeout deadline, bool idle) {
+int frame_reader::fill(size_t n, Timeout deadline, bool idle) {
     if (!buf_ && !(buf_ = (char*)::malloc(kBufSize))) return errno = ENOMEM, -1;
     if (begin_ + n > kBufSize) {  // make room at the end
         memmove(buf_, buf_ + begin_, buffered());
@@ -69,7 +69,7 @@ int FrameReader::fill(size_t n, Timeout deadline, bool idle) {
     return 0;
 }
 
-int FrameReader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_timeout) {
+int frame_reader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_timeout) {
     if (buffered() == 0) {
         begin_ = end_ = 0;
         int r = fill(1, Timeout(idle_timeout), true);
@@ -87,7 +87,7 @@ int FrameReader::read_header(Header* h, uint64_t frame_timeout, uint64_t idle_ti
     return 1;
 }
 
-int FrameReader::read_body(iovector* dst, size_t n, Timeout deadline) {
+int frame_reader::read_body(iovector* dst, size_t n, Timeout deadline) {
     auto v = dst->view();
     SmartCloneIOV<32> clone(v.iov, v.iovcnt);  // a window on dst, moved as bytes land
     if (!clone.ptr) return errno = ENOMEM, -1;
@@ -114,7 +114,7 @@ int FrameReader::read_body(iovector* dst, size_t n, Timeout deadline) {
     return -1;
 }
 
-int FrameReader::skip(size_t n, Timeout deadline) {
+int frame_reader::skip(size_t n, Timeout deadline) {
     while (n) {
         if (buffered() == 0) {
             begin_ = end_ = 0;

@@ -23,12 +23,12 @@ constexpr uint64_t DEFAULT_IDLE_TIMEOUT = 300ull * 1000 * 1000;
 // Requests of one server connection running at once, at most.
 constexpr uint32_t DEFAULT_MAX_INFLIGHT = 1024;
 
-class FrameReader {
+class frame_reader {
 public:
-    explicit FrameReader(IStream* stream);
-    ~FrameReader();
-    FrameReader(const FrameReader&) = delete;
-    FrameReader& operator=(const FrameReader&) = delete;
+    explicit frame_reader(IStream* stream);
+    ~frame_reader();
+    frame_reader(const frame_reader&) = delete;
+    frame_reader& operator=(const frame_reader&) = delete;
 
     // Reads the next header: 1; 0 if the peer closed between frames (errno 0),
     // or sent nothing for idle_timeout (errno ETIMEDOUT); -1 with errno

@@ -6,7 +6,7 @@
 namespace photon {
 namespace rpc {
 
-struct FrameWriter::Batch {
+struct frame_writer::batch {
     std::vector<iovec> iov;
     size_t bytes = 0;
     int frames = 0;  // writers still referring to the batch; the last frees it
@@ -15,12 +15,12 @@ struct FrameWriter::Batch {
     condition_variable done;
 };
 
-int FrameWriter::write(IStream* s, const Header* h, iovector* payload, uint64_t timeout,
-                       bool others) {
+int frame_writer::write(IStream* s, const Header* h, iovector* payload, uint64_t timeout,
+                        bool others) {
     if (broken_) return errno = ECONNRESET, -1;
     bool leader = !open_;
-    if (leader && !(open_ = new (std::nothrow) Batch)) return errno = ENOMEM, -1;
-    Batch* b = open_;
+    if (leader && !(open_ = new (std::nothrow) batch)) return errno = ENOMEM, -1;
+    batch* b = open_;
     b->frames++;
     b->iov.push_back({const_cast<Header*>(h), sizeof(*h)});
     b->bytes += sizeof(*h);
@@ -45,7 +45,7 @@ int FrameWriter::write(IStream* s, const Header* h, iovector* payload, uint64_t 
     return result;
 }
 
-int FrameWriter::flush(IStream* s, Batch* b, uint64_t timeout) {
+int frame_writer::flush(IStream* s, batch* b, uint64_t timeout) {
     // A full socket keeps the previous batch writing.
     if (wlock_.lock(queue_timed_ ? timeout : UINT64_MAX) < 0) {
         b->result = -1;

@@ -15,15 +15,15 @@
 namespace photon {
 namespace rpc {
 
-class FrameWriter {
+class frame_writer {
 public:
     // queue_timed: whether the timeout also bounds the wait for the batches
     // ahead of this one (a stub's call gives up as a whole; a server's reply
     // waits its turn, since a client that reads steadily but slowly is no
     // fault, and each batch ahead is bounded by its own write).
-    explicit FrameWriter(bool queue_timed = true) : queue_timed_(queue_timed) {}
-    FrameWriter(const FrameWriter&) = delete;
-    FrameWriter& operator=(const FrameWriter&) = delete;
+    explicit frame_writer(bool queue_timed = true) : queue_timed_(queue_timed) {}
+    frame_writer(const frame_writer&) = delete;
+    frame_writer& operator=(const frame_writer&) = delete;
 
     // Writes *h then payload (may be null) as one frame; returns when it has
     // been written (the memory it points at may be reused then). 0, or -1 with
@@ -40,10 +40,10 @@ public:
     void reset() { broken_ = false; }
 
 private:
-    struct Batch;
-    int flush(IStream* s, Batch* b, uint64_t timeout);
+    struct batch;
+    int flush(IStream* s, batch* b, uint64_t timeout);
 
-    Batch* open_ = nullptr;  // the batch frames of this round join
+    batch* open_ = nullptr;  // the batch frames of this round join
     mutex wlock_;            // one batch on the wire at a time
     bool broken_ = false;
     bool queue_timed_;

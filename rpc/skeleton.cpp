@@ -28,7 +28,7 @@ namespace photon {
 namespace rpc {
 namespace {
 
-class SkeletonImpl;
+class skeleton_impl;
 
 // What a running request is charged for its coroutine beyond its body: the
 // stack pages a handler touches (the rest of its stack is address space, not
@@ -40,12 +40,12 @@ constexpr size_t kRequestCharge = 64 * 1024;
 constexpr uint64_t kCreateBackoffUs = 1000 * 1000;
 
 // One connection being served.
-struct Conn {
-    explicit Conn(MemoryBudget* budget) : account(budget) {}
+struct connection {
+    explicit connection(MemoryBudget* budget) : account(budget) {}
     IStream* stream;
     MemoryBudget::Account account;  // the bytes its requests and replies hold
     thread* reader = CURRENT;       // the coroutine in serve()
-    FrameWriter writer{false};      // a reply waits its turn behind the others
+    frame_writer writer{false};     // a reply waits its turn behind the others
     int inflight = 0;
     condition_variable idle;          // inflight reached 0
     condition_variable room;          // inflight fell below the skeleton's cap
@@ -57,23 +57,23 @@ struct Request {
     Header header;
     Skeleton::Function func;
     IOVector body;
-    Conn* conn;
-    SkeletonImpl* sk;
+    connection* conn;
+    skeleton_impl* sk;
     thread* th = nullptr;
     bool replied = false;
     BudgetHold hold;  // body, coroutine and reply bytes, until deleted
 
-    Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc);
+    Request(skeleton_impl* sk, connection* conn, const IOAlloc& alloc);
     int send_reply(iovector* resp);
     int send_error(int err);
     int write_frame(Header& h, iovector* payload);
 };
 
-class SkeletonImpl final : public Skeleton {
+class skeleton_impl final : public Skeleton {
 public:
-    explicit SkeletonImpl(uint32_t pool_size)
+    explicit skeleton_impl(uint32_t pool_size)
         : pool_(ThreadPoolBase::new_thread_pool(pool_size)), budget_(MemoryBudget::process()) {}
-    ~SkeletonImpl() override {
+    ~skeleton_impl() override {
         shutdown(true);
         if (pool_) ThreadPoolBase::delete_thread_pool(pool_);
     }
@@ -100,15 +100,15 @@ public:
     static void* run(void* arg);
     uint64_t frame_timeout() const { return frame_timeout_; }
     void shed_reply(size_t n);
-    SkeletonMetrics metrics_;
+    skeleton_metrics metrics_;
 
 private:
-    int serve_frames(Conn& c, FrameReader& rd);
-    int dispatch(Conn& c, FrameReader& rd, const Header& h);
+    int serve_frames(connection& c, frame_reader& rd);
+    int dispatch(connection& c, frame_reader& rd, const Header& h);
     int take_budget(Request& r, size_t n, const Timeout& frame_deadline);
     int start(Request* req);
     bool create_allowed();
-    void wait_idle(Conn& c);
+    void wait_idle(connection& c);
     void abort_all();
     void interrupt_readers_locked();
 
@@ -117,9 +117,9 @@ private:
     IOAlloc alloc_;
     ThreadPoolBase* pool_;
     mutex lock_;  // guards conns_ and requests_ (their threads live while listed)
-    std::unordered_set<Conn*> conns_;
+    std::unordered_set<connection*> conns_;
     condition_variable conns_gone_;
-    std::unordered_map<Request*, Conn*> requests_;  // running requests
+    std::unordered_map<Request*, connection*> requests_;  // running requests
     std::atomic<bool> running_{true};
     uint32_t max_size_ = DEFAULT_MAX_MESSAGE_SIZE;
     uint64_t frame_timeout_ = DEFAULT_FRAME_TIMEOUT;
@@ -133,7 +133,7 @@ private:
     std::atomic<uint64_t> cap_set_at_{0};
 };
 
-Request::Request(SkeletonImpl* sk, Conn* conn, const IOAlloc& alloc)
+Request::Request(skeleton_impl* sk, connection* conn, const IOAlloc& alloc)
     : body(alloc), conn(conn), sk(sk), hold(&conn->account) {}
 
 int Request::send_reply(iovector* resp) {
@@ -187,17 +187,17 @@ int Request::write_frame(Header& h, iovector* payload) {
     return errno = e, -1;
 }
 
-void SkeletonImpl::shed_reply(size_t n) {
+void skeleton_impl::shed_reply(size_t n) {
     uint64_t k = ++sheds_;
-    metrics_.error(SkeletonMetrics::NO_MEMORY);
+    metrics_.error(skeleton_metrics::NO_MEMORY);
     LOG_EVERY_T(10, LOG_WARN("rpc server: no room in the memory budget for a reply of ` bytes, "
                              "replying ENOMEM instead (` shed so far)",
                              n, k));
 }
 
-int SkeletonImpl::serve(IStream* stream) {
+int skeleton_impl::serve(IStream* stream) {
     if (!running_ || !pool_) return errno = ESHUTDOWN, -1;
-    Conn c(budget_);
+    connection c(budget_);
     c.stream = stream;
     {
         SCOPED_LOCK(lock_);
@@ -205,7 +205,7 @@ int SkeletonImpl::serve(IStream* stream) {
     }
     metrics_.connection_opened();
     if (on_accept_) on_accept_(stream);
-    FrameReader rd(stream);
+    frame_reader rd(stream);
     int ret = serve_frames(c, rd);
     int e = errno;
     wait_idle(c);
@@ -220,7 +220,7 @@ int SkeletonImpl::serve(IStream* stream) {
     return ret;
 }
 
-int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
+int skeleton_impl::serve_frames(connection& c, frame_reader& rd) {
     while (running_ && !c.broken) {
         // Back-pressure: at most max_inflight_ requests of a connection run
         // at once; the next frame waits in the socket (and the client's).
@@ -234,17 +234,17 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
         if (r == 0) return 0;  // the peer closed, or was idle too long, between frames
         if (r < 0) {
             if (errno == EINTR && !running_) return 0;  // shutdown
-            metrics_.error(SkeletonMetrics::READ_FAILED);
+            metrics_.error(skeleton_metrics::READ_FAILED);
             LOG_EVERY_T(10, LOG_WARN("rpc server: reading a request failed ", ERRNO()));
             return -1;
         }
         if (h.magic != Header::MAGIC || h.version != Header::VERSION) {
-            metrics_.error(SkeletonMetrics::BAD_FRAME);
+            metrics_.error(skeleton_metrics::BAD_FRAME);
             LOG_EVERY_T(10, LOG_ERROR("rpc server: not an rpc frame (magic/version), closing"));
             return errno = EPROTO, -1;
         }
         if (h.size > max_size_) {
-            metrics_.error(SkeletonMetrics::BAD_FRAME);
+            metrics_.error(skeleton_metrics::BAD_FRAME);
             LOG_EVERY_T(
                 10, LOG_ERROR("rpc server: request of ` bytes past the limit, closing", h.size));
             return errno = EMSGSIZE, -1;
@@ -258,12 +258,12 @@ int SkeletonImpl::serve_frames(Conn& c, FrameReader& rd) {
 // room the connection is not read (backpressure), for at most half of what
 // is left of the frame's time, so that a refused body can still be skipped
 // within it.
-int SkeletonImpl::take_budget(Request& r, size_t n, const Timeout& frame_deadline) {
+int skeleton_impl::take_budget(Request& r, size_t n, const Timeout& frame_deadline) {
     if (r.hold.acquire(n, Timeout(frame_deadline.timeout() / 2)) == 0) return 0;
     if (errno == EINTR && !running_) return -1;
     int e = errno;
     uint64_t k = ++sheds_;
-    metrics_.error(SkeletonMetrics::NO_MEMORY);
+    metrics_.error(skeleton_metrics::NO_MEMORY);
     LOG_EVERY_T(10, LOG_WARN("rpc server: no room in the memory budget for a request of ` bytes "
                              "(`), replying ENOMEM (` shed so far)",
                              n, ERRNO(e), k));
@@ -272,7 +272,7 @@ int SkeletonImpl::take_budget(Request& r, size_t n, const Timeout& frame_deadlin
 
 // Whether a request may try to get a coroutine: not while the cap set after
 // a failure holds.
-bool SkeletonImpl::create_allowed() {
+bool skeleton_impl::create_allowed() {
     if (running_requests_ < create_cap_) return true;
     if (__update_now() - cap_set_at_ < kCreateBackoffUs) return false;
     create_cap_ = UINT32_MAX;
@@ -282,7 +282,7 @@ bool SkeletonImpl::create_allowed() {
 // Runs the request in a pooled coroutine; when none can be made (out of
 // memory or address space) the caller hears ENOMEM, and the connection goes
 // on: reading frames needs no coroutine beyond serve()'s.
-int SkeletonImpl::start(Request* req) {
+int skeleton_impl::start(Request* req) {
     auto& c = *req->conn;
     c.inflight++;
     running_requests_++;
@@ -292,7 +292,7 @@ int SkeletonImpl::start(Request* req) {
     }
     int e = EAGAIN;
     if (create_allowed()) {
-        if (pool_->thread_create(&SkeletonImpl::run, req)) return 0;
+        if (pool_->thread_create(&skeleton_impl::run, req)) return 0;
         e = errno;
         uint32_t running = running_requests_ - 1;
         create_cap_ = std::max<uint32_t>(1, running - running / 4);
@@ -305,7 +305,7 @@ int SkeletonImpl::start(Request* req) {
     c.inflight--;
     running_requests_--;
     uint64_t k = ++no_coroutine_;
-    metrics_.error(SkeletonMetrics::NO_COROUTINE);
+    metrics_.error(skeleton_metrics::NO_COROUTINE);
     LOG_EVERY_T(10, LOG_ERROR("rpc server: cannot make a coroutine for a request (`), replying "
                               "ENOMEM (` so far); at most ` requests run at once for 1 s",
                               ERRNO(e), k, create_cap_.load()));
@@ -314,13 +314,13 @@ int SkeletonImpl::start(Request* req) {
     return 0;
 }
 
-int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
+int skeleton_impl::dispatch(connection& c, frame_reader& rd, const Header& h) {
     Timeout deadline = rd.frame_deadline();
     metrics_.request(h.size);
     auto it = funcs_.find(h.function.function);
     auto req = new (std::nothrow) Request(this, &c, alloc_);
     if (!req) {  // the heap is exhausted: skipped, answered from here
-        metrics_.error(SkeletonMetrics::NO_MEMORY);
+        metrics_.error(skeleton_metrics::NO_MEMORY);
         Request here(this, &c, alloc_);
         here.header = h;
         if (rd.skip(h.size, deadline) < 0) return -1;
@@ -328,7 +328,7 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     }
     req->header = h;
     if (it == funcs_.end()) {  // the caller hears ENOSYS; the connection goes on
-        metrics_.error(SkeletonMetrics::NO_FUNCTION);
+        metrics_.error(skeleton_metrics::NO_FUNCTION);
         DEFER(delete req);
         if (rd.skip(h.size, deadline) < 0) return -1;
         LOG_EVERY_T(10, LOG_WARN("rpc server: no function ` (interface `, method `)",
@@ -340,7 +340,7 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     int r = take_budget(*req, h.size + kRequestCharge, deadline);
     if (r < 0 && errno == EINTR) return delete req, -1;  // shutdown
     if (r < 0 || (h.size && req->body.push_back(h.size) != h.size)) {
-        if (r == 0) metrics_.error(SkeletonMetrics::NO_MEMORY);  // (take_budget counted its own)
+        if (r == 0) metrics_.error(skeleton_metrics::NO_MEMORY);  // (take_budget counted its own)
         DEFER(delete req);
         if (rd.skip(h.size, deadline) < 0) return -1;
         return req->send_error(ENOMEM), 0;
@@ -352,7 +352,7 @@ int SkeletonImpl::dispatch(Conn& c, FrameReader& rd, const Header& h) {
     return start(req);
 }
 
-void* SkeletonImpl::run(void* arg) {
+void* skeleton_impl::run(void* arg) {
     auto req = (Request*)arg;
     auto sk = req->sk;
     auto& c = *req->conn;
@@ -367,7 +367,7 @@ void* SkeletonImpl::run(void* arg) {
     if (timer.sampled()) sk->metrics_.handler_time(timer.elapsed_us());
     // A function that failed without replying: tell the caller why.
     if (!req->replied) {
-        sk->metrics_.error(SkeletonMetrics::HANDLER_FAILED);
+        sk->metrics_.error(skeleton_metrics::HANDLER_FAILED);
         req->send_error(r < 0 && errno ? errno : EIO);
     }
     {
@@ -382,22 +382,22 @@ void* SkeletonImpl::run(void* arg) {
     return nullptr;
 }
 
-void SkeletonImpl::wait_idle(Conn& c) {
+void skeleton_impl::wait_idle(connection& c) {
     while (c.inflight > 0) c.idle.wait_no_lock();
 }
 
-void SkeletonImpl::interrupt_readers_locked() {
+void skeleton_impl::interrupt_readers_locked() {
     for (auto c : conns_) thread_interrupt(c->reader);
 }
 
-int SkeletonImpl::shutdown_no_wait() {
+int skeleton_impl::shutdown_no_wait() {
     running_ = false;
     SCOPED_LOCK(lock_);
     interrupt_readers_locked();
     return 0;
 }
 
-void SkeletonImpl::abort_all() {
+void skeleton_impl::abort_all() {
     SCOPED_LOCK(lock_);
     for (auto& kv : requests_)
         if (kv.first->th) thread_interrupt(kv.first->th);
@@ -407,7 +407,7 @@ void SkeletonImpl::abort_all() {
     }
 }
 
-int SkeletonImpl::shutdown(bool no_more_requests, uint64_t timeout_us) {
+int skeleton_impl::shutdown(bool no_more_requests, uint64_t timeout_us) {
     if (no_more_requests) shutdown_no_wait();
     Timeout deadline(timeout_us);
     uint64_t step_us = 1000;
@@ -435,7 +435,7 @@ int SkeletonImpl::shutdown(bool no_more_requests, uint64_t timeout_us) {
 }  // namespace
 
 Skeleton* new_skeleton(uint32_t pool_size) {
-    auto sk = new (std::nothrow) SkeletonImpl(pool_size);
+    auto sk = new (std::nothrow) skeleton_impl(pool_size);
     return sk;
 }
 

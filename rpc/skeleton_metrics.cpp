@@ -13,23 +13,24 @@ const char* const kErrorNames[] = {"no_function", "no_memory",   "no_coroutine",
 
 }  // namespace
 
-SkeletonMetrics::SkeletonMetrics() : name_("rpc-" + std::to_string(g_skeletons.fetch_add(1) + 1)) {
+skeleton_metrics::skeleton_metrics()
+    : name_("rpc-" + std::to_string(g_skeletons.fetch_add(1) + 1)) {
     id_ = metrics::register_collector(&collect, this);
 }
 
-SkeletonMetrics::~SkeletonMetrics() {
+skeleton_metrics::~skeleton_metrics() {
     if (id_ > 0) metrics::unregister_collector(id_);
 }
 
-void SkeletonMetrics::set_name(const char* name) {
+void skeleton_metrics::set_name(const char* name) {
     if (!name || !*name) return;
     if (id_ > 0) metrics::unregister_collector(id_);  // waits for a render that reads name_
     name_ = name;
     id_ = metrics::register_collector(&collect, this);
 }
 
-void SkeletonMetrics::collect(void* self, metrics::Exposition& out) {
-    auto m = static_cast<SkeletonMetrics*>(self);
+void skeleton_metrics::collect(void* self, metrics::Exposition& out) {
+    auto m = static_cast<skeleton_metrics*>(self);
     using E = metrics::Exposition;
     metrics::Label l{"skeleton", m->name_};
     uint64_t errors[kErrors];

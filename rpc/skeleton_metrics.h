@@ -16,9 +16,9 @@
 namespace photon {
 namespace rpc {
 
-class SkeletonMetrics {
+class skeleton_metrics {
 public:
-    enum Error {
+    enum error_kind {
         NO_FUNCTION,     // answered ENOSYS
         NO_MEMORY,       // answered ENOMEM: no room in the memory budget, or the heap
         NO_COROUTINE,    // answered ENOMEM: no coroutine could be made
@@ -27,10 +27,10 @@ public:
         HANDLER_FAILED,  // the function failed without replying: answered its errno
         kErrors
     };
-    SkeletonMetrics();
-    ~SkeletonMetrics();
-    SkeletonMetrics(const SkeletonMetrics&) = delete;
-    SkeletonMetrics& operator=(const SkeletonMetrics&) = delete;
+    skeleton_metrics();
+    ~skeleton_metrics();
+    skeleton_metrics(const skeleton_metrics&) = delete;
+    skeleton_metrics& operator=(const skeleton_metrics&) = delete;
 
     // Renames it ("rpc-N" until then): out of the registry while the name changes.
     void set_name(const char* name);
@@ -46,7 +46,7 @@ public:
         add(bytes_in_, bytes);
     }
     void reply(uint64_t bytes) { add(bytes_out_, bytes); }
-    void error(Error e) { add(errors_[e], 1); }
+    void error(error_kind e) { add(errors_[e], 1); }
     void handler_time(uint64_t us) {
         if (metrics::kCounting) handler_us_.put_shared(us);
     }

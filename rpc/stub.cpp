@@ -16,10 +16,10 @@ namespace photon {
 namespace rpc {
 namespace {
 
-class StubImpl final : public Stub {
+class stub_impl final : public Stub {
 public:
-    StubImpl(IStream* s, bool own) : stream_(s), own_(own), reader_(s) {}
-    ~StubImpl() override;
+    stub_impl(IStream* s, bool own) : stream_(s), own_(own), reader_(s) {}
+    ~stub_impl() override;
 
     IStream* get_stream() override { return stream_; }
     int set_stream(IStream* s) override;
@@ -52,8 +52,8 @@ private:
 
     IStream* stream_;
     bool own_;
-    FrameReader reader_;
-    FrameWriter writer_;
+    frame_reader reader_;
+    frame_writer writer_;
     std::unordered_map<uint64_t, Call*> calls_;
     uint64_t next_tag_ = 1;
     thread* reader_th_ = nullptr;
@@ -64,21 +64,21 @@ private:
     uint64_t frame_timeout_ = DEFAULT_FRAME_TIMEOUT;
 };
 
-StubImpl::~StubImpl() {
+stub_impl::~stub_impl() {
     closing_ = true;
     fail_all(ECONNRESET);
     stop_reader();
     if (own_) delete stream_;
 }
 
-void StubImpl::stop_reader() {
+void stub_impl::stop_reader() {
     while (reader_th_) {
         thread_interrupt(reader_th_);
         reader_gone_.wait_no_lock();
     }
 }
 
-int StubImpl::set_stream(IStream* s) {
+int stub_impl::set_stream(IStream* s) {
     fail_all(ECONNRESET);
     stop_reader();
     if (own_) delete stream_;
@@ -89,7 +89,8 @@ int StubImpl::set_stream(IStream* s) {
     return 0;
 }
 
-int StubImpl::do_call(FunctionID function, iovector* request, iovector* response, Timeout timeout) {
+int stub_impl::do_call(FunctionID function, iovector* request, iovector* response,
+                       Timeout timeout) {
     if (broken_ || !stream_) return errno = ECONNRESET, -1;
     if (request->sum() > max_size_) return errno = EMSGSIZE, -1;
     Call c;
@@ -102,7 +103,7 @@ int StubImpl::do_call(FunctionID function, iovector* request, iovector* response
         return errno = e, -1;
     }
     if (!reader_th_ && !broken_) {
-        reader_th_ = thread_create11(&StubImpl::reader_loop, this);
+        reader_th_ = thread_create11(&stub_impl::reader_loop, this);
         if (!reader_th_) {
             calls_.erase(tag);
             return errno = ENOMEM, -1;
@@ -111,7 +112,7 @@ int StubImpl::do_call(FunctionID function, iovector* request, iovector* response
     return wait(c, tag, timeout);
 }
 
-int StubImpl::send(FunctionID function, uint64_t tag, iovector* request, Timeout& timeout) {
+int stub_impl::send(FunctionID function, uint64_t tag, iovector* request, Timeout& timeout) {
     Header h;
     h.size = (uint32_t)request->sum();
     h.function = function;
@@ -127,7 +128,7 @@ int StubImpl::send(FunctionID function, uint64_t tag, iovector* request, Timeout
     return errno = e, -1;
 }
 
-int StubImpl::wait(Call& c, uint64_t tag, Timeout& timeout) {
+int stub_impl::wait(Call& c, uint64_t tag, Timeout& timeout) {
     while (c.state == WAITING) {
         if (c.cv.wait_no_lock(timeout) < 0 && c.state == WAITING) {
             int e = errno == EINTR ? EINTR : ETIMEDOUT;
@@ -142,20 +143,20 @@ int StubImpl::wait(Call& c, uint64_t tag, Timeout& timeout) {
     return c.ret;
 }
 
-void StubImpl::finish(Call* c, int ret, int err) {
+void stub_impl::finish(Call* c, int ret, int err) {
     c->state = DONE;
     c->ret = ret;
     c->err = err;
     c->cv.notify_one();
 }
 
-void StubImpl::fail_all(int err) {
+void stub_impl::fail_all(int err) {
     for (auto& kv : calls_)
         if (kv.second->state == WAITING) finish(kv.second, -1, err);
     calls_.clear();
 }
 
-void StubImpl::reader_loop() {
+void stub_impl::reader_loop() {
     for (;;) {
         Header h;
         int r = reader_.read_header(&h, frame_timeout_);
@@ -177,7 +178,7 @@ void StubImpl::reader_loop() {
     reader_gone_.notify_all();
 }
 
-int StubImpl::receive(const Header& h) {
+int stub_impl::receive(const Header& h) {
     Timeout deadline = reader_.frame_deadline();
     auto it = calls_.find(h.tag);
     if (it == calls_.end()) return reader_.skip(h.size, deadline);  // late or unknown
@@ -205,13 +206,13 @@ int StubImpl::receive(const Header& h) {
 }  // namespace
 
 bool stub_broken(Stub* s) {
-    auto impl = dynamic_cast<StubImpl*>(s);
+    auto impl = dynamic_cast<stub_impl*>(s);
     return impl && impl->broken();
 }
 
 Stub* new_rpc_stub(IStream* stream, bool ownership) {
     if (!stream) return errno = EINVAL, nullptr;
-    return new (std::nothrow) StubImpl(stream, ownership);
+    return new (std::nothrow) stub_impl(stream, ownership);
 }
 
 }  // namespace rpc

@@ -18,16 +18,17 @@ bool stub_broken(Stub* s);  // stub.cpp: its connection ended (e.g. a server's i
 
 namespace {
 
-class StubPoolImpl : public StubPool {
+class stub_pool_impl : public StubPool {
 public:
-    StubPoolImpl(uint64_t expiration, uint64_t timeout, std::shared_ptr<net::ISocketClient> client)
+    stub_pool_impl(uint64_t expiration, uint64_t timeout,
+                   std::shared_ptr<net::ISocketClient> client)
         : client_(std::move(client)),
           expiration_(expiration ? expiration : 1),
-          sweeper_(std::max<uint64_t>(expiration_ / 2, 1000), {this, &StubPoolImpl::sweep}) {
+          sweeper_(std::max<uint64_t>(expiration_ / 2, 1000), {this, &stub_pool_impl::sweep}) {
         if (!client_) client_.reset(net::new_tcp_socket_client());
         if (client_) client_->timeout(timeout);
     }
-    ~StubPoolImpl() override {
+    ~stub_pool_impl() override {
         sweeper_.stop();
         for (auto& kv : map_) delete kv.second.stub;
         delete tls_;
@@ -65,7 +66,7 @@ protected:
 };
 
 template <typename Make>
-Stub* StubPoolImpl::get(const net::EndPoint& ep, Make&& make) {
+Stub* stub_pool_impl::get(const net::EndPoint& ep, Make&& make) {
     for (;;) {
         auto it = map_.find(ep);
         if (it == map_.end()) break;
@@ -103,7 +104,7 @@ Stub* StubPoolImpl::get(const net::EndPoint& ep, Make&& make) {
     return s;
 }
 
-Stub* StubPoolImpl::connect(const net::EndPoint& ep, bool tls) {
+Stub* stub_pool_impl::connect(const net::EndPoint& ep, bool tls) {
     if (!client_) return errno = ENOMEM, nullptr;
     net::ISocketStream* sock = dial(ep);
     if (!sock) LOG_ERRNO_RETURN(0, nullptr, "rpc stub pool: cannot connect to `", ep);
@@ -125,7 +126,7 @@ Stub* StubPoolImpl::connect(const net::EndPoint& ep, bool tls) {
     return stub;
 }
 
-int StubPoolImpl::put_stub(const net::EndPoint& ep, bool immediately) {
+int stub_pool_impl::put_stub(const net::EndPoint& ep, bool immediately) {
     auto it = map_.find(ep);
     if (it == map_.end() || !it->second.stub) return errno = ENOENT, -1;
     auto& e = it->second;
@@ -144,7 +145,7 @@ int StubPoolImpl::put_stub(const net::EndPoint& ep, bool immediately) {
     return 0;
 }
 
-uint64_t StubPoolImpl::sweep() {
+uint64_t stub_pool_impl::sweep() {
     // Expired stubs leave the map first: deleting one may yield, and the map
     // must not hold it (nor be walked) meanwhile.
     std::vector<Stub*> dead;
@@ -163,11 +164,11 @@ uint64_t StubPoolImpl::sweep() {
 }
 
 // Every endpoint maps to the one unix socket path.
-class UDSStubPoolImpl final : public StubPoolImpl {
+class uds_stub_pool_impl final : public stub_pool_impl {
 public:
-    UDSStubPoolImpl(const char* path, uint64_t expiration, uint64_t timeout)
-        : StubPoolImpl(expiration, timeout,
-                       std::shared_ptr<net::ISocketClient>(net::new_uds_client())),
+    uds_stub_pool_impl(const char* path, uint64_t expiration, uint64_t timeout)
+        : stub_pool_impl(expiration, timeout,
+                         std::shared_ptr<net::ISocketClient>(net::new_uds_client())),
           path_(path ? path : "") {}
 
 protected:
@@ -181,12 +182,12 @@ protected:
 
 StubPool* new_stub_pool(uint64_t expiration, uint64_t timeout,
                         std::shared_ptr<net::ISocketClient> socket_client) {
-    return new (std::nothrow) StubPoolImpl(expiration, timeout, std::move(socket_client));
+    return new (std::nothrow) stub_pool_impl(expiration, timeout, std::move(socket_client));
 }
 
 StubPool* new_uds_stub_pool(const char* path, uint64_t expiration, uint64_t timeout) {
     if (!path) return errno = EINVAL, nullptr;
-    return new (std::nothrow) UDSStubPoolImpl(path, expiration, timeout);
+    return new (std::nothrow) uds_stub_pool_impl(path, expiration, timeout);
 }
 
 }  // namespace rpc
