@@ -1,4 +1,4 @@
-// AwsChunkedStream: S3's aws-chunked body framing, unsigned, with one trailer
+// aws_chunked_stream: S3's aws-chunked body framing, unsigned, with one trailer
 // (STREAMING-UNSIGNED-PAYLOAD-TRAILER): what lets a streamed upload carry a checksum the
 // service checks, computed as the bytes go instead of in a pass before them.
 #pragma once
@@ -22,7 +22,7 @@ namespace detail {
 // the size only, never on how the caller's writes fall, so encoded_size() is exact before the
 // first byte, as Content-Length needs (S3 refuses Transfer-Encoding: chunked). The caller's
 // bytes are not copied: each write goes out as one writev of the framing and the data.
-class AwsChunkedStream : public IStream {
+class aws_chunked_stream : public IStream {
 public:
     // At least 8 KiB: S3 and versitygw refuse smaller chunks but the last.
     static constexpr size_t kChunk = 64 * 1024;

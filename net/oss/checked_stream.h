@@ -1,4 +1,4 @@
-// CheckedStream: the object storage client's view of a body as it goes out or comes in
+// checked_stream: the object storage client's view of a body as it goes out or comes in
 // (client.cpp), counting its bytes and computing CRC-64 (OSS's x-oss-hash-crc64ecma), MD5
 // (S3's ETags) and CRC32C (S3's flexible checksums) on the way.
 #pragma once
@@ -18,7 +18,7 @@ namespace detail {
 
 // Reads or writes through another stream, counting bytes and computing
 // CRC-64, MD5 and CRC32C of them. Restarted for each attempt.
-class CheckedStream : public IStream {
+class checked_stream : public IStream {
 public:
     IStream* inner = nullptr;
     uint64_t bytes = 0, crc = 0;

@@ -1,6 +1,6 @@
 // The object storage client (<photon/ecosystem/oss.h>) on photon's HTTP client: each call of
 // the API as the requests it sends and the answers it checks. Every request goes through
-// Requester::perform() (request.h): URL, dialect's headers, signing, retries with backoff.
+// requester::perform() (request.h): URL, dialect's headers, signing, retries with backoff.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -43,19 +43,19 @@ constexpr uint64_t kMaxCopySize = 5ULL << 30;   // one CopyObject at most
 constexpr uint64_t kCopyPartSize = 1ULL << 30;  // parts of a bigger rename
 constexpr int kBatchConcurrency = 8;
 
-struct MultipartContext {
+struct multipart_context {
     std::string object, upload_id;
     photon::mutex mu;
-    struct Part {
+    struct uploaded_part {
         std::string etag;
         uint64_t crc = 0, size = 0;
         bool has_crc = false;
         std::string crc32c;  // base64, S3 with ClientOptions::s3_crc32c
     };
-    std::map<int, Part> parts;
+    std::map<int, uploaded_part> parts;
 };
 
-class ObjectClient : public photon::objstore::Client, private Requester {
+class object_client : public photon::objstore::Client, private requester {
 public:
     using photon::objstore::Client::append_object;
     using photon::objstore::Client::complete_multipart_upload;
@@ -64,8 +64,8 @@ public:
     using photon::objstore::Client::put_object;
     using photon::objstore::Client::upload_part;
 
-    ObjectClient(const ClientOptions& opt, Authenticator* auth) : Requester(opt, auth) {}
-    using Requester::valid;
+    object_client(const ClientOptions& opt, Authenticator* auth) : requester(opt, auth) {}
+    using requester::valid;
 
     // --- the API ----------------------------------------------------------
 
@@ -91,7 +91,7 @@ public:
             std::string body;
             c.on_ok = read_xml(&body);
             if (perform(c) < 0) return -1;
-            detail::ListPage page;
+            detail::list_page page;
             int r = detail::parse_list(body, params.ver == 2, cb, &page);
             if (r < 0) {
                 if (errno == EIO) LOG_EVERY_T(1, LOG_WARN("oss: malformed listing of `", prefix));
@@ -108,7 +108,7 @@ public:
         Call c;
         c.verb = Verb::HEAD;
         c.object = object;
-        c.on_ok = [&](HttpOp* op, CheckedStream*, bool*) -> ssize_t {
+        c.on_ok = [&](http_op* op, checked_stream*, bool*) -> ssize_t {
             meta_from(op, &meta);
             return 0;
         };
@@ -121,7 +121,7 @@ public:
         c.verb = Verb::HEAD;
         c.object = obj;
         if (!s3_) c.query.emplace_back("objectMeta", "");
-        c.on_ok = [&](HttpOp* op, CheckedStream*, bool*) -> ssize_t {
+        c.on_ok = [&](http_op* op, checked_stream*, bool*) -> ssize_t {
             meta_from(op, &m);
             return 0;
         };
@@ -144,8 +144,8 @@ public:
             if (!s3_) c.headers.emplace_back("x-oss-range-behavior", "standard");
         }
         if (s3_ && opt_.s3_crc32c) c.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
-        CheckedStream in;
-        c.on_ok = [&](HttpOp* op, CheckedStream*, bool* retry) -> ssize_t {
+        checked_stream in;
+        c.on_ok = [&](http_op* op, checked_stream*, bool* retry) -> ssize_t {
             ObjectHeaderMeta m;
             meta_from(op, &m);
             if (meta) *meta = m;
@@ -194,7 +194,7 @@ public:
             }
             return r;
         };
-        c.on_status = [&](HttpOp* op, ssize_t* result) -> int {
+        c.on_status = [&](http_op* op, ssize_t* result) -> int {
             if (op->status_code != 416) return 1;
             *result = 0;  // reading at or past the end, as pread does
             return 0;
@@ -233,7 +233,7 @@ public:
         c.object = object;
         c.writer = &writer;
         c.body_size = cnt;
-        c.on_ok = [&](HttpOp* op, CheckedStream* sent, bool*) -> ssize_t {
+        c.on_ok = [&](http_op* op, checked_stream* sent, bool*) -> ssize_t {
             if (check_upload(op, sent, opts, true) < 0) return -1;
             return (ssize_t)cnt;
         };
@@ -254,7 +254,7 @@ public:
         c.writer = &writer;
         c.body_size = cnt;
         c.retry_body_errors = false;  // a second append would land twice
-        c.on_ok = [&](HttpOp* op, CheckedStream* sent, bool*) -> ssize_t {
+        c.on_ok = [&](http_op* op, checked_stream* sent, bool*) -> ssize_t {
             if (check_upload(op, sent, opts, false) < 0) return -1;
             return (ssize_t)cnt;
         };
@@ -308,7 +308,7 @@ public:
         std::string body;
         c.on_ok = read_xml(&body);
         if (perform(c) < 0) return -1;
-        auto ctx = new MultipartContext;
+        auto ctx = new multipart_context;
         ctx->object = std::string(object);
         if (detail::parse_field(body, "UploadId", &ctx->upload_id) < 0 || ctx->upload_id.empty()) {
             delete ctx;
@@ -320,7 +320,7 @@ public:
 
     ssize_t upload_part(void* context, size_t cnt, int part_number, BodyWriter writer,
                         ObjectUploadOptions& opts) override {
-        auto ctx = (MultipartContext*)context;
+        auto ctx = (multipart_context*)context;
         if (!ctx || part_number < 1 || part_number > 10000) return errno = EINVAL, -1;
         Call c;
         c.verb = Verb::PUT;
@@ -328,8 +328,8 @@ public:
         c.query = {{"partNumber", std::to_string(part_number)}, {"uploadId", ctx->upload_id}};
         c.writer = &writer;
         c.body_size = cnt;
-        MultipartContext::Part part;
-        c.on_ok = [&](HttpOp* op, CheckedStream* sent, bool*) -> ssize_t {
+        multipart_context::uploaded_part part;
+        c.on_ok = [&](http_op* op, checked_stream* sent, bool*) -> ssize_t {
             std::string etag;
             ObjectUploadOptions o = opts;
             o.etag = &etag;
@@ -351,7 +351,7 @@ public:
 
     int upload_part_copy(void* context, off_t offset, size_t count, int part_number,
                          std::string_view from) override {
-        auto ctx = (MultipartContext*)context;
+        auto ctx = (multipart_context*)context;
         if (!ctx || part_number < 1 || part_number > 10000 || count == 0) return errno = EINVAL, -1;
         Call c;
         c.verb = Verb::PUT;
@@ -364,7 +364,7 @@ public:
         std::string body;
         c.on_ok = read_xml(&body);
         if (perform(c) < 0) return -1;
-        MultipartContext::Part part;
+        multipart_context::uploaded_part part;
         if (detail::parse_field(body, "ETag", &part.etag) < 0)
             LOG_ERROR_RETURN(EIO, -1, "oss: no ETag in the answer to a part copy");
         part.etag = unquote(part.etag);
@@ -376,9 +376,9 @@ public:
     }
 
     int complete_multipart_upload(void* context, ObjectUploadOptions& opts) override {
-        auto ctx = (MultipartContext*)context;
+        auto ctx = (multipart_context*)context;
         if (!ctx) return errno = EINVAL, -1;
-        std::unique_ptr<MultipartContext> own(ctx);
+        std::unique_ptr<multipart_context> own(ctx);
         std::string xml = "<CompleteMultipartUpload>";
         uint64_t crc = 0;
         bool all_crc = true;
@@ -406,7 +406,7 @@ public:
         c.headers.emplace_back("Content-Type", "application/xml");
         c.headers.emplace_back("Content-MD5", detail::base64(photon::md5(xml).finalize()));
         std::string body, server_crc;
-        c.on_ok = [&](HttpOp* op, CheckedStream*, bool* retry) -> ssize_t {
+        c.on_ok = [&](http_op* op, checked_stream*, bool* retry) -> ssize_t {
             server_crc = std::string(op->resp.headers["x-oss-hash-crc64ecma"]);
             return read_xml(&body)(op, nullptr, retry);
         };
@@ -429,7 +429,7 @@ public:
 
     // The whole object's CRC32C (base64) from its parts', or "" if a part has none or is too
     // big for crc32c_combine.
-    static std::string parts_crc32c(const MultipartContext& ctx) {
+    static std::string parts_crc32c(const multipart_context& ctx) {
         uint32_t crc = 0;
         for (auto& p : ctx.parts) {
             std::string raw;
@@ -444,9 +444,9 @@ public:
     }
 
     int abort_multipart_upload(void* context) override {
-        auto ctx = (MultipartContext*)context;
+        auto ctx = (multipart_context*)context;
         if (!ctx) return errno = EINVAL, -1;
-        std::unique_ptr<MultipartContext> own(ctx);
+        std::unique_ptr<multipart_context> own(ctx);
         Call c;
         c.verb = Verb::DELETE;
         c.object = ctx->object;
@@ -526,7 +526,7 @@ public:
         Call c;
         c.object = obj;
         c.query = {{"symlink", ""}};
-        c.on_ok = [&](HttpOp* op, CheckedStream*, bool*) -> ssize_t {
+        c.on_ok = [&](http_op* op, checked_stream*, bool*) -> ssize_t {
             target = url_unescape(op->resp.headers["x-oss-symlink-target"]);
             return 0;
         };
@@ -545,7 +545,7 @@ Client* new_oss_client(const ClientOptions& opt, Authenticator* auth) {
         delete auth;
         LOG_ERROR_RETURN(EINVAL, nullptr, "oss: an endpoint and an authenticator are needed");
     }
-    auto c = new ObjectClient(opt, auth);
+    auto c = new object_client(opt, auth);
     if (!c->valid()) {
         delete c;
         LOG_ERROR_RETURN(EINVAL, nullptr, "oss: bad endpoint `", opt.endpoint);

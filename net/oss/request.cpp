@@ -64,7 +64,7 @@ std::string xml_escape(std::string_view s) {
     return out;
 }
 
-Requester::Requester(const ClientOptions& opt, Authenticator* auth) : opt_(opt), auth_(auth) {
+requester::requester(const ClientOptions& opt, Authenticator* auth) : opt_(opt), auth_(auth) {
     s3_ = opt_.sign_version == SignVersion::S3V4;
     hp_ = s3_ ? "x-amz-" : "x-oss-";
     std::string_view ep = opt_.endpoint;
@@ -83,7 +83,7 @@ Requester::Requester(const ClientOptions& opt, Authenticator* auth) : opt_(opt),
     if (!opt_.proxy.empty()) http_->set_proxy(opt_.proxy);
 }
 
-std::string Requester::url_of(const Call& c) const {
+std::string requester::url_of(const Call& c) const {
     std::string url = https_ ? "https://" : "http://";
     std::string path = "/";
     if (opt_.path_style || opt_.bucket.empty()) {
@@ -104,7 +104,7 @@ std::string Requester::url_of(const Call& c) const {
     return url;
 }
 
-int Requester::map_error(int status, const std::string& code) {
+int requester::map_error(int status, const std::string& code) {
     if (code == "NoSuchKey" || code == "NoSuchBucket" || code == "NoSuchUpload" || status == 404)
         return ENOENT;
     if (code == "FileAlreadyExists" || code == "PreconditionFailed" || status == 412) return EEXIST;
@@ -117,12 +117,12 @@ int Requester::map_error(int status, const std::string& code) {
     return status >= 500 ? EBUSY : EINVAL;
 }
 
-bool Requester::throttled(int status, const std::string& code) {
+bool requester::throttled(int status, const std::string& code) {
     return status == 429 || code == "SlowDown" || code == "Throttling" ||
            code == "RequestLimitExceeded" || code == "QpsLimitExceeded";
 }
 
-std::string Requester::read_small_body(HttpOp* op, size_t limit) {
+std::string requester::read_small_body(http_op* op, size_t limit) {
     std::string body;
     char buf[16384];
     while (body.size() < limit) {
@@ -135,12 +135,12 @@ std::string Requester::read_small_body(HttpOp* op, size_t limit) {
 
 // A streamed body as one attempt sends it: the caller's writer -> sent (counts, hashes)
 // [-> aws-chunked framing with a CRC32C trailer] -> the request.
-struct BodySource {
+struct body_source {
     BodyWriter* w;
-    CheckedStream* sent;
+    checked_stream* sent;
     size_t size;
     bool md5, framed;
-    AwsChunkedStream chunked;
+    aws_chunked_stream chunked;
 
     ssize_t fire(Request* req) {
         if (framed) chunked.reset(req, size);
@@ -156,7 +156,7 @@ struct BodySource {
     }
 };
 
-int Requester::prepare(Call& c, HttpOp* op, BodySource* body) {
+int requester::prepare(Call& c, http_op* op, body_source* body) {
     op->follow = 0;  // a redirect names another region: an error, not followed
     auto& h = op->req.headers;
     for (auto& kv : opt_.custom_headers) h.set(kv.first, kv.second);
@@ -172,9 +172,9 @@ int Requester::prepare(Call& c, HttpOp* op, BodySource* body) {
     }
     if (c.writer) {
         h.content_length(body->framed
-                             ? AwsChunkedStream::encoded_size(c.body_size, kCrc32cTrailerLen)
+                             ? aws_chunked_stream::encoded_size(c.body_size, kCrc32cTrailerLen)
                              : c.body_size);
-        op->body_writer = HttpOp::BodyWriter(body, &BodySource::fire);
+        op->body_writer = http_op::BodyWriter(body, &body_source::fire);
     } else if (!c.body.empty() || c.verb == Verb::PUT || c.verb == Verb::POST) {
         op->set_body(c.body.data(), c.body.size());
     }
@@ -192,7 +192,7 @@ int Requester::prepare(Call& c, HttpOp* op, BodySource* body) {
     return auth_->sign(h, sp);
 }
 
-Requester::Attempt Requester::answer(Call& c, HttpOp* op, int r, CheckedStream* sent,
+requester::Attempt requester::answer(Call& c, http_op* op, int r, checked_stream* sent,
                                      const std::string& url, bool last) {
     Attempt a;
     if (r < 0) {
@@ -240,7 +240,7 @@ Requester::Attempt Requester::answer(Call& c, HttpOp* op, int r, CheckedStream* 
     return a;
 }
 
-bool Requester::back_off(const Attempt& a, int attempt, uint64_t deadline) {
+bool requester::back_off(const Attempt& a, int attempt, uint64_t deadline) {
     uint64_t now = photon::__update_now();
     bool more = a.retry && (a.slow ? now < deadline : attempt < opt_.retry_times);
     if (!more) {
@@ -259,20 +259,20 @@ bool Requester::back_off(const Attempt& a, int attempt, uint64_t deadline) {
     return true;
 }
 
-ssize_t Requester::perform(Call& c) {
+ssize_t requester::perform(Call& c) {
     std::string url = url_of(c);
     uint64_t deadline = photon::__update_now() + opt_.request_timeout_us;
-    CheckedStream sent;
+    checked_stream sent;
     for (int attempt = 0;; attempt++) {
-        HttpOp* op = http_->new_operation(c.verb, url);
+        http_op* op = http_->new_operation(c.verb, url);
         if (!op) return -1;
         DEFER(http_->destroy_operation(op));
-        BodySource body{c.writer,
-                        &sent,
-                        c.body_size,
-                        s3_ && opt_.s3_md5_check,
-                        s3_ && opt_.s3_crc32c && c.writer,
-                        {}};
+        body_source body{c.writer,
+                         &sent,
+                         c.body_size,
+                         s3_ && opt_.s3_md5_check,
+                         s3_ && opt_.s3_crc32c && c.writer,
+                         {}};
         if (prepare(c, op, &body) < 0) return -1;
         Attempt a = answer(c, op, op->call(), &sent, url, attempt >= opt_.retry_times);
         if (a.done) return a.result;
@@ -281,8 +281,8 @@ ssize_t Requester::perform(Call& c) {
     }
 }
 
-std::function<ssize_t(HttpOp*, CheckedStream*, bool*)> Requester::read_xml(std::string* out) {
-    return [this, out](HttpOp* op, CheckedStream*, bool* retry) -> ssize_t {
+std::function<ssize_t(http_op*, checked_stream*, bool*)> requester::read_xml(std::string* out) {
+    return [this, out](http_op* op, checked_stream*, bool* retry) -> ssize_t {
         *out = read_small_body(op);
         auto n = op->resp.body_size();
         if (n >= 0 && (int64_t)out->size() != n) {
@@ -293,7 +293,7 @@ std::function<ssize_t(HttpOp*, CheckedStream*, bool*)> Requester::read_xml(std::
     };
 }
 
-void Requester::meta_from(HttpOp* op, ObjectHeaderMeta* m) {
+void requester::meta_from(http_op* op, ObjectHeaderMeta* m) {
     m->reset();
     auto& h = op->resp.headers;
     auto cr = h["Content-Range"];
@@ -317,7 +317,7 @@ void Requester::meta_from(HttpOp* op, ObjectHeaderMeta* m) {
     if (!crc.empty()) m->set_crc64(strtoull(std::string(crc).c_str(), nullptr, 10));
 }
 
-std::string Requester::full_object_crc32c(HttpOp* op) const {
+std::string requester::full_object_crc32c(http_op* op) const {
     if (!s3_ || !opt_.s3_crc32c) return {};
     auto& h = op->resp.headers;
     auto v = h[kCrc32cHeader];
@@ -325,7 +325,7 @@ std::string Requester::full_object_crc32c(HttpOp* op) const {
     return std::string(v);
 }
 
-int Requester::check_upload(HttpOp* op, CheckedStream* sent, ObjectUploadOptions& opts,
+int requester::check_upload(http_op* op, checked_stream* sent, ObjectUploadOptions& opts,
                             bool whole_put) {
     auto& h = op->resp.headers;
     std::string etag = unquote(h["ETag"]);
@@ -346,7 +346,7 @@ int Requester::check_upload(HttpOp* op, CheckedStream* sent, ObjectUploadOptions
     return 0;
 }
 
-std::string Requester::copy_source(std::string_view object) const {
+std::string requester::copy_source(std::string_view object) const {
     return "/" + opt_.bucket + "/" + uri_encode(object, true);
 }
 

@@ -222,13 +222,13 @@ bool is_sub_resource(std::string_view k) {
     return false;
 }
 
-class BasicAuth : public Authenticator {
+class basic_auth : public Authenticator {
 protected:
     CredentialParameters cred_;
     std::mutex mu_;  // set_credentials may race sign
 
 public:
-    explicit BasicAuth(CredentialParameters&& c) : cred_(std::move(c)) {}
+    explicit basic_auth(CredentialParameters&& c) : cred_(std::move(c)) {}
     const CredentialParameters* get_credentials() override { return &cred_; }
     void set_credentials(CredentialParameters&& c) override {
         std::lock_guard<std::mutex> lock(mu_);
@@ -240,9 +240,9 @@ public:
     }
 };
 
-class OssV1Auth : public BasicAuth {
+class oss_v1_auth : public basic_auth {
 public:
-    using BasicAuth::BasicAuth;
+    using basic_auth::basic_auth;
 
     int sign(Headers& h, const SignParameters& p) override {
         auto cred = snapshot();
@@ -290,15 +290,15 @@ bool oss_signed(const std::string& n) {
     return n == "content-type" || n == "content-md5" || starts_with(n, "x-oss-");
 }
 
-class V4Auth : public BasicAuth {
+class v4_auth : public basic_auth {
     bool oss_;
     std::string service_;
     // The signing key of (secret, day, region), derived once a day.
     std::string key_day_, key_region_, key_secret_, key_;
 
 public:
-    V4Auth(CredentialParameters&& c, bool oss, std::string service)
-        : BasicAuth(std::move(c)), oss_(oss), service_(std::move(service)) {}
+    v4_auth(CredentialParameters&& c, bool oss, std::string service)
+        : basic_auth(std::move(c)), oss_(oss), service_(std::move(service)) {}
 
     int sign(Headers& h, const SignParameters& p) override {
         auto cred = snapshot();
@@ -396,12 +396,12 @@ private:
 
 // Owns its inner authenticator; signing keys are cached by the V4 ones
 // already, so this only forwards (PhotonLibOS's API keeps the wrapper).
-class CachedAuth : public Authenticator {
+class cached_auth : public Authenticator {
     Authenticator* inner_;
 
 public:
-    explicit CachedAuth(Authenticator* a) : inner_(a) {}
-    ~CachedAuth() override { delete inner_; }
+    explicit cached_auth(Authenticator* a) : inner_(a) {}
+    ~cached_auth() override { delete inner_; }
     int sign(Headers& h, const SignParameters& p) override { return inner_->sign(h, p); }
     const CredentialParameters* get_credentials() override { return inner_->get_credentials(); }
     void set_credentials(CredentialParameters&& c) override {
@@ -412,13 +412,13 @@ public:
 }  // namespace
 
 Authenticator* new_v4_authenticator(CredentialParameters&& cred, bool oss, std::string service) {
-    return new V4Auth(std::move(cred), oss, std::move(service));
+    return new v4_auth(std::move(cred), oss, std::move(service));
 }
 
 }  // namespace detail
 
 Authenticator* new_basic_oss_authenticator(CredentialParameters&& credentials) {
-    return new detail::OssV1Auth(std::move(credentials));
+    return new detail::oss_v1_auth(std::move(credentials));
 }
 
 Authenticator* new_oss_v4_authenticator(CredentialParameters&& credentials) {
@@ -431,7 +431,7 @@ Authenticator* new_s3_authenticator(CredentialParameters&& credentials) {
 
 Authenticator* new_cached_oss_authenticator(Authenticator* auth, uint32_t cache_ttl_secs) {
     if (!auth || cache_ttl_secs == 0) return auth;
-    return new detail::CachedAuth(auth);
+    return new detail::cached_auth(auth);
 }
 
 }  // namespace objstore

@@ -31,7 +31,7 @@ std::string text(const Node& n) {
 
 }  // namespace
 
-int parse_list(std::string& body, bool v2, ListObjectsCallback cb, ListPage* page) {
+int parse_list(std::string& body, bool v2, ListObjectsCallback cb, list_page* page) {
     Node doc, root = root_of(body, &doc);
     if (!root || root.key() != "ListBucketResult") return errno = EIO, -1;
     std::string last_key;

@@ -11,13 +11,13 @@ namespace photon {
 namespace objstore {
 namespace detail {
 
-struct ListPage {
+struct list_page {
     bool truncated = false;
     std::string next;  // NextContinuationToken (v2) / NextMarker or the last key (v1)
 };
 // Calls cb for each Contents and CommonPrefixes entry; cb's negative result
 // stops the walk and is returned.
-int parse_list(std::string& body, bool v2, ListObjectsCallback cb, ListPage* page);
+int parse_list(std::string& body, bool v2, ListObjectsCallback cb, list_page* page);
 
 // <Error><Code>..</Code><Message>..</Message>...: 0 if body is one (fields
 // absent are left empty), -1 otherwise. endpoint: <Endpoint> or <Region>.
