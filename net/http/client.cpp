@@ -26,11 +26,12 @@ namespace http {
 // current connection.
 struct Client::Operation::Connection {
     explicit Connection(size_t buf_size) : in(&bounded, buf_size) {}
-    BoundedStream bounded;  // .stream: the pooled (or own) connection, owned
+    bounded_stream bounded;  // .stream: the pooled (or own) connection, owned
     InputBuffer in;
     bool reused = false;
     bool own = false;  // not from the pool: an upgrade, which take_connection() may take
-    ClientMetrics::Stage stage = ClientMetrics::BEFORE;  // how far the round got, for metrics
+    client_metrics::call_stage stage =
+        client_metrics::BEFORE;      // how far the round got, for metrics
     std::unique_ptr<H2Exchange> h2;  // the round's stream, when it went over HTTP/2
 };
 
@@ -39,8 +40,8 @@ namespace {
 constexpr char kDefaultUserAgent[] = "PhotonLibOS_HTTP";
 constexpr int kMaxInformational = 16;  // 1xx heads skipped before a final one
 
-enum class Body { None, Buffer, Stream, Writer };
-enum class Step { Done, Fail, Retry, Redirect };
+enum class request_body { None, Buffer, Stream, Writer };
+enum class step { Done, Fail, Retry, Redirect };
 
 bool idempotent(Verb v) {
     return v == Verb::GET || v == Verb::HEAD || v == Verb::PUT || v == Verb::DELETE ||
@@ -96,21 +97,22 @@ private:
         if (!op->proxy_.empty()) return &op->proxy_;
         return m_proxy && !m_proxy_url.empty() ? &m_proxy_url : nullptr;
     }
-    Step round(Operation* op, Body body, const Timeout& deadline);
+    step round(Operation* op, request_body body, const Timeout& deadline);
     bool connect_h1(Operation* op, const DialTarget& t, ISocketStream* fresh,
                     const Timeout& deadline, bool* added_auth);
-    Step exchange_h1(Operation* op, Body body, bool added_auth);
+    step exchange_h1(Operation* op, request_body body, bool added_auth);
     bool h2_candidate(Operation* op, const DialTarget& t) const;
-    Step round_h2(Operation* op, Body body, const Timeout& deadline, H2Pool* pool, H2Conn* hc);
-    Step answered(Operation* op);
-    Step failed(Operation* op, bool retryable);
+    step round_h2(Operation* op, request_body body, const Timeout& deadline, H2Pool* pool,
+                  H2Conn* hc);
+    step answered(Operation* op);
+    step failed(Operation* op, bool retryable);
     static int receive_final(Operation* op);
-    static int send_body(Operation* op, Body body);
-    int follow_redirect(Operation* op, Body* body, std::string* user_cookie);
+    static int send_body(Operation* op, request_body body);
+    int follow_redirect(Operation* op, request_body* body, std::string* user_cookie);
     void end_connection(Operation* op, bool reusable);
     int set_target(Operation* op);
 
-    ClientMetrics metrics_;  // first: the dialer counts HTTP/2's bytes into it
+    client_metrics metrics_;  // first: the dialer counts HTTP/2's bytes into it
     Headers common_;
     ICookieJar* jar_;
     std::unique_ptr<TLSContext> own_tls_;
@@ -139,24 +141,24 @@ void ClientImpl::end_connection(Operation* op, bool reusable) {
 }
 
 // Drops the connection after a failed round; errno is kept.
-Step ClientImpl::failed(Operation* op, bool retryable) {
+step ClientImpl::failed(Operation* op, bool retryable) {
     int e = errno;
     end_connection(op, false);
     errno = e;
-    return retryable ? Step::Retry : Step::Fail;
+    return retryable ? step::Retry : step::Fail;
 }
 
 // The request body after the head: 0, or -1 with errno.
-int ClientImpl::send_body(Operation* op, Body body) {
+int ClientImpl::send_body(Operation* op, request_body body) {
     Request& req = op->req;
     switch (body) {
-        case Body::Buffer: {
+        case request_body::Buffer: {
             auto n = (ssize_t)op->body_buffer_size_;
             return req.write(op->body_buffer_, n) == n ? 0 : -1;
         }
-        case Body::Stream:
+        case request_body::Stream:
             return req.write_stream(op->body_stream) < 0 ? -1 : 0;
-        case Body::Writer:
+        case request_body::Writer:
             return op->body_writer(&req) < 0 ? -1 : 0;
         default:
             return 0;
@@ -178,16 +180,16 @@ int ClientImpl::set_target(Operation* op) {
     return req.target(full);
 }
 
-Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
+step ClientImpl::round(Operation* op, request_body body, const Timeout& deadline) {
     Request& req = op->req;
     const URL& u = req.url();
     if (!op->conn_) op->conn_ = new Operation::Connection(op->buf_size_);
     auto c = op->conn_;
     op->body_errno = 0;
-    c->stage = ClientMetrics::BEFORE;
-    if (set_target(op) < 0) return Step::Fail;
+    c->stage = client_metrics::BEFORE;
+    if (set_target(op) < 0) return step::Fail;
     if (!req.headers.has("Host") && req.headers.insert("Host", u.host_port()) < 0)
-        return Step::Fail;
+        return step::Fail;
 
     DialTarget t;
     t.host = u.host();
@@ -200,7 +202,7 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
     c->own = list_has_token(req.headers["Connection"], "upgrade");
     c->reused = false;
     ISocketStream* fresh = nullptr;  // a TLS probe for h2 that settled on HTTP/1.1
-    c->stage = ClientMetrics::CONNECTING;
+    c->stage = client_metrics::CONNECTING;
     if (h2_candidate(op, t)) {
         H2Pool* pool = dialer_.h2_pool();
         bool pooled = pool != nullptr;
@@ -211,14 +213,14 @@ Step ClientImpl::round(Operation* op, Body body, const Timeout& deadline) {
                 return round_h2(op, body, deadline, pool, hc);
             case H2Pool::Verdict::Fail:
                 if (deadline.expired()) errno = ETIMEDOUT;
-                return Step::Fail;
+                return step::Fail;
             case H2Pool::Verdict::H1:
                 break;
         }
     }
     op->http_version_ = HttpVersion::Http1;
     bool added_auth = false;
-    if (!connect_h1(op, t, fresh, deadline, &added_auth)) return Step::Fail;
+    if (!connect_h1(op, t, fresh, deadline, &added_auth)) return step::Fail;
     return exchange_h1(op, body, added_auth);
 }
 
@@ -250,18 +252,18 @@ bool ClientImpl::connect_h1(Operation* op, const DialTarget& t, ISocketStream* f
     c->bounded.sent = c->bounded.received = 0;
     c->in.reset(&c->bounded);
     metrics_.connection(c->reused);
-    c->stage = ClientMetrics::SENDING;
+    c->stage = client_metrics::SENDING;
     return true;
 }
 
 // The request and its final response on the HTTP/1.1 connection of a round.
-Step ClientImpl::exchange_h1(Operation* op, Body body, bool added_auth) {
+step ClientImpl::exchange_h1(Operation* op, request_body body, bool added_auth) {
     Request& req = op->req;
     auto c = op->conn_;
     // A retry after nothing went out may re-send any body we can produce
     // again; after that only idempotent requests (RFC 9110 9.2.2), since the
     // server may have acted on it.
-    bool resendable = body != Body::Stream;
+    bool resendable = body != request_body::Stream;
     bool replayable = resendable && idempotent(req.verb());
     Headers keep(std::move(req.headers));  // binding to the connection clears them
     req.reset(nullptr, &c->bounded);
@@ -284,7 +286,7 @@ Step ClientImpl::exchange_h1(Operation* op, Body body, bool added_auth) {
         op->body_errno = e;
         return answered(op);
     }
-    c->stage = ClientMetrics::RECEIVING;
+    c->stage = client_metrics::RECEIVING;
     if (receive_final(op) < 0) {
         bool retry = c->reused && c->bounded.received == 0 && dead_connection(errno) && replayable;
         if (errno == ENODATA) errno = ECONNRESET;  // closed without a response
@@ -294,13 +296,13 @@ Step ClientImpl::exchange_h1(Operation* op, Body body, bool added_auth) {
 }
 
 // The tail of a round that got a final response.
-Step ClientImpl::answered(Operation* op) {
+step ClientImpl::answered(Operation* op) {
     Response& resp = op->resp;
     op->status_code = resp.status_code();
     if (jar_) jar_->get_cookies_from_headers(op->req.url().host(), &resp);
     if (op->follow && is_redirect(op->status_code) && resp.headers.has("Location"))
-        return Step::Redirect;
-    return Step::Done;
+        return step::Redirect;
+    return step::Done;
 }
 
 // HTTP/2 for this round: not through proxies or unix sockets, not for
@@ -316,7 +318,7 @@ bool ClientImpl::h2_candidate(Operation* op, const DialTarget& t) const {
 // over HTTP/1.1, with HTTP/2's retry rule added: a request the server did
 // not process (a refused stream, one past its GOAWAY: EAGAIN) is sent again
 // whatever its method, on another connection.
-Step ClientImpl::round_h2(Operation* op, Body body, const Timeout& deadline, H2Pool* pool,
+step ClientImpl::round_h2(Operation* op, request_body body, const Timeout& deadline, H2Pool* pool,
                           H2Conn* hc) {
     Request& req = op->req;
     auto c = op->conn_;
@@ -325,10 +327,10 @@ Step ClientImpl::round_h2(Operation* op, Body body, const Timeout& deadline, H2P
     c->reused = hc->used;
     hc->used = true;
     metrics_.connection(c->reused);
-    c->stage = ClientMetrics::SENDING;
+    c->stage = client_metrics::SENDING;
     op->http_version_ = HttpVersion::Http2;
-    x.bind(pool, hc, &req, &op->resp, body != Body::None, deadline);
-    bool resendable = body != Body::Stream;
+    x.bind(pool, hc, &req, &op->resp, body != request_body::None, deadline);
+    bool resendable = body != request_body::Stream;
     bool replayable = resendable && idempotent(req.verb());
     if (req.send_header() < 0) {  // no stream: nothing went out, the body is untouched
         return failed(op, errno == EAGAIN || (c->reused && dead_connection(errno)));
@@ -347,7 +349,7 @@ Step ClientImpl::round_h2(Operation* op, Body body, const Timeout& deadline, H2P
         op->body_errno = e;
         return answered(op);
     }
-    c->stage = ClientMetrics::RECEIVING;
+    c->stage = client_metrics::RECEIVING;
     if (x.receive_response(req.verb()) < 0) {
         bool retry =
             errno == EAGAIN ? resendable : c->reused && dead_connection(errno) && replayable;
@@ -372,7 +374,7 @@ int ClientImpl::receive_final(Operation* op) {
 
 // Re-targets op at the Location of its 3xx response: 0, 1 when it cannot be
 // followed (the body is gone), or -1 with errno.
-int ClientImpl::follow_redirect(Operation* op, Body* body, std::string* user_cookie) {
+int ClientImpl::follow_redirect(Operation* op, request_body* body, std::string* user_cookie) {
     Request& req = op->req;
     Response& resp = op->resp;
     int sc = resp.status_code();
@@ -380,7 +382,7 @@ int ClientImpl::follow_redirect(Operation* op, Body* body, std::string* user_coo
     // 303 asks for a GET; POST after 301/302 becomes GET too, as browsers,
     // curl and Go do (RFC 9110 15.4.2); 307/308 keep method and body.
     bool to_get = (sc == 303 && v != Verb::HEAD) || ((sc == 301 || sc == 302) && v == Verb::POST);
-    if (!to_get && *body == Body::Stream) return 1;
+    if (!to_get && *body == request_body::Stream) return 1;
     std::string location(resp.headers["Location"]);
     std::string old_host(req.url().host_port());
     // A short body is read off so that the connection can serve again.
@@ -388,7 +390,7 @@ int ClientImpl::follow_redirect(Operation* op, Body* body, std::string* user_coo
     end_connection(op, true);
     if (to_get) {
         v = Verb::GET;
-        *body = Body::None;
+        *body = request_body::None;
         req.headers.erase("Content-Length");
         req.headers.erase("Transfer-Encoding");
     }
@@ -411,7 +413,7 @@ int ClientImpl::call(Operation* op) {
         metrics_.response(op->status_code, __update_now() - t0);
     } else {
         int e = errno;
-        metrics_.error(op->conn_ ? op->conn_->stage : ClientMetrics::BEFORE, e);
+        metrics_.error(op->conn_ ? op->conn_->stage : client_metrics::BEFORE, e);
         errno = e;
     }
     return r;
@@ -419,7 +421,7 @@ int ClientImpl::call(Operation* op) {
 
 int ClientImpl::exchange(Operation* op) {
     end_connection(op, true);  // the previous call's
-    if (op->conn_) op->conn_->stage = ClientMetrics::BEFORE;
+    if (op->conn_) op->conn_->stage = client_metrics::BEFORE;
     op->status_code = -1;
     Request& req = op->req;
     // A target in absolute form (a proxy's director sets one) names the URL.
@@ -432,17 +434,17 @@ int ClientImpl::exchange(Operation* op) {
         errno = EINVAL;
         return -1;
     }
-    Body body = op->body_buffer_  ? Body::Buffer
-                : op->body_stream ? Body::Stream
-                : op->body_writer ? Body::Writer
-                                  : Body::None;
+    request_body body = op->body_buffer_  ? request_body::Buffer
+                        : op->body_stream ? request_body::Stream
+                        : op->body_writer ? request_body::Writer
+                                          : request_body::None;
     // Photon programs set Content-Length on a GET or HEAD without a body
     // (Photon sent it and nothing after it): it goes, or the server waits
     // for that body and finish() fails the call with EPROTO.
-    if (body == Body::None && (req.verb() == Verb::GET || req.verb() == Verb::HEAD))
+    if (body == request_body::None && (req.verb() == Verb::GET || req.verb() == Verb::HEAD))
         req.headers.erase("Content-Length");
-    if ((body == Body::Stream || body == Body::Writer) && !req.headers.has("Content-Length") &&
-        !req.headers.has("Transfer-Encoding") &&
+    if ((body == request_body::Stream || body == request_body::Writer) &&
+        !req.headers.has("Content-Length") && !req.headers.has("Transfer-Encoding") &&
         req.headers.insert("Transfer-Encoding", "chunked") < 0)
         return -1;
     if (!req.headers.has("User-Agent") &&
@@ -461,23 +463,23 @@ int ClientImpl::exchange(Operation* op) {
             if (jar_->set_cookies_to_headers(&req) < 0) return -1;
         }
         switch (round(op, body, deadline)) {
-            case Step::Done:
+            case step::Done:
                 return 0;
-            case Step::Fail:
+            case step::Fail:
                 return -1;
-            case Step::Retry:
+            case step::Retry:
                 if (retried++ >= op->retry || deadline.expired()) return -1;
                 metrics_.retry();
                 LOG_DEBUG("http client: retrying ` on a new connection", req.url().url());
                 break;
-            case Step::Redirect: {
+            case step::Redirect: {
                 if (followed++ >= op->follow) {
                     LOG_EVERY_T(10, LOG_WARN("http client: more than ` redirects from `",
                                              op->follow, req.url().url()));
                     errno = ELOOP;
                     return -1;
                 }
-                op->conn_->stage = ClientMetrics::BEFORE;  // a bad Location is the request's
+                op->conn_->stage = client_metrics::BEFORE;  // a bad Location is the request's
                 int r = follow_redirect(op, &body, &user_cookie);
                 if (r != 0) return r > 0 ? 0 : -1;
                 retried = 0;

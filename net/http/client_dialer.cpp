@@ -305,7 +305,7 @@ std::string proxy_authorization(const URL& proxy) {
 
 int Dialer::open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host, uint16_t port,
                         const Timeout& deadline) {
-    BoundedStream bs;
+    bounded_stream bs;
     bs.stream = leg;
     bs.deadline = deadline;
     std::string where = authority(host, port);

@@ -25,7 +25,7 @@ namespace http {
 // `deadline`, so that a whole exchange (many reads and writes) keeps to one
 // timeout; ETIMEDOUT once it passed, ENOTCONN without a stream. Counts the
 // bytes that went each way.
-class BoundedStream final : public ISocketStream {
+class bounded_stream final : public ISocketStream {
 public:
     ISocketStream* stream = nullptr;  // not owned
     Timeout deadline;

@@ -17,15 +17,15 @@ const char* const kClasses[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
 
-ClientMetrics::ClientMetrics() : name_("client-" + std::to_string(g_unnamed.fetch_add(1) + 1)) {
+client_metrics::client_metrics() : name_("client-" + std::to_string(g_unnamed.fetch_add(1) + 1)) {
     id_ = metrics::register_collector(&collect, this);
 }
 
-ClientMetrics::~ClientMetrics() {
+client_metrics::~client_metrics() {
     if (id_ > 0) metrics::unregister_collector(id_);
 }
 
-ClientMetrics::Error ClientMetrics::kind_of(Stage s, int err) {
+client_metrics::error_kind client_metrics::kind_of(call_stage s, int err) {
     if (err == ETIMEDOUT) return TIMEOUT;
     if (err == ELOOP) return REDIRECTS;
     switch (s) {
@@ -40,14 +40,14 @@ ClientMetrics::Error ClientMetrics::kind_of(Stage s, int err) {
     }
 }
 
-void ClientMetrics::count_response(int status, uint64_t us) {
+void client_metrics::count_response(int status, uint64_t us) {
     int k = status >= 100 && status < 600 ? status / 100 : 0;
     by_class_[k].fetch_add(1, std::memory_order_relaxed);
     head_us_.put_shared(us);
 }
 
-void ClientMetrics::collect(void* self, metrics::Exposition& out) {
-    auto m = static_cast<ClientMetrics*>(self);
+void client_metrics::collect(void* self, metrics::Exposition& out) {
+    auto m = static_cast<client_metrics*>(self);
     using E = metrics::Exposition;
     metrics::Label l{"client", m->name_};
     uint64_t classes[6], errors[kErrors];

@@ -17,10 +17,10 @@ namespace photon {
 namespace net {
 namespace http {
 
-class ClientMetrics {
+class client_metrics {
 public:
     // Why a call failed.
-    enum Error {
+    enum error_kind {
         INVALID,       // refused before anything was sent (EINVAL: a bad URL, bad headers)
         CONNECT,       // no connection: refused, unreachable, unknown host, TLS
         TIMEOUT,       // the call's timeout passed, at any step
@@ -32,12 +32,12 @@ public:
         kErrors
     };
     // Where a call was when it failed, for error().
-    enum Stage { BEFORE, CONNECTING, SENDING, RECEIVING };
+    enum call_stage { BEFORE, CONNECTING, SENDING, RECEIVING };
 
-    ClientMetrics();
-    ~ClientMetrics();
-    ClientMetrics(const ClientMetrics&) = delete;
-    ClientMetrics& operator=(const ClientMetrics&) = delete;
+    client_metrics();
+    ~client_metrics();
+    client_metrics(const client_metrics&) = delete;
+    client_metrics& operator=(const client_metrics&) = delete;
 
     void request() { add(requests_, 1); }
     // A final response with `status`, its head `us` microseconds after the call began.
@@ -45,7 +45,7 @@ public:
         if (metrics::kCounting) count_response(status, us);
     }
     // A failed call: its kind from where it was and errno.
-    void error(Stage s, int err) { add(errors_[kind_of(s, err)], 1); }
+    void error(call_stage s, int err) { add(errors_[kind_of(s, err)], 1); }
     void retry() { add(retries_, 1); }
     void connection(bool reused) { add(reused ? reused_ : dialed_, 1); }
     void bytes(uint64_t sent, uint64_t received) {
@@ -56,7 +56,7 @@ public:
     std::atomic<uint64_t>* received_counter() { return metrics::kCounting ? &received_ : nullptr; }
     std::atomic<uint64_t>* sent_counter() { return metrics::kCounting ? &sent_ : nullptr; }
 
-    static Error kind_of(Stage s, int err);
+    static error_kind kind_of(call_stage s, int err);
 
 private:
     static void add(std::atomic<uint64_t>& c, uint64_t n) {

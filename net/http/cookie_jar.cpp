@@ -38,7 +38,7 @@ bool expires_now(std::string_view attrs) {
     return false;
 }
 
-class SimpleCookieJar : public ICookieJar {
+class simple_cookie_jar : public ICookieJar {
 public:
     int get_cookies_from_headers(std::string_view host, Message* message) override {
         auto& cookies = jar_[lower(host)];
@@ -82,7 +82,7 @@ private:
 
 }  // namespace
 
-ICookieJar* new_simple_cookie_jar() { return new SimpleCookieJar(); }
+ICookieJar* new_simple_cookie_jar() { return new simple_cookie_jar(); }
 
 }  // namespace http
 }  // namespace net

@@ -1,4 +1,4 @@
-// HeadScanner: where a head ends, with line-end and size checks done while
+// head_scanner: where a head ends, with line-end and size checks done while
 // the bytes arrive, so an oversized or malformed head fails before it is
 // complete.
 #include "head_scanner.h"
@@ -7,7 +7,7 @@ namespace photon {
 namespace net {
 namespace http {
 
-ParseError HeadScanner::scan(std::string_view data, bool* done, size_t* begin, size_t* end) {
+ParseError head_scanner::scan(std::string_view data, bool* done, size_t* begin, size_t* end) {
     // Every check is made at the byte that breaks it, so the outcome does
     // not depend on how the bytes were split into reads.
     *done = false;

@@ -1,4 +1,4 @@
-// HeadScanner: where an HTTP/1.1 head ends in a buffer that grows as bytes
+// head_scanner: where an HTTP/1.1 head ends in a buffer that grows as bytes
 // arrive (the message layer's reader, message.cpp). Private header of
 // net/http. Pure functions over memory: any vCPU, never yield.
 #pragma once
@@ -16,9 +16,9 @@ namespace http {
 // Finds the end of a head in a buffer that grows between calls, looking at
 // each byte once. Line ends must be CRLF; leading empty lines are skipped
 // (RFC 9112 2.2).
-class HeadScanner {
+class head_scanner {
 public:
-    HeadScanner(const Limits& limits, bool request) : limits_(limits), request_(request) {}
+    head_scanner(const Limits& limits, bool request) : limits_(limits), request_(request) {}
     // `data` holds the bytes from the head's start; it may only have grown
     // since the last call. Returns an error, or None with *done telling
     // whether the head is complete: it is data[*begin, *end) (through the

@@ -150,7 +150,7 @@ int Message::receive_head(bool request) {
     }
     if (!reader_.done() && skip_body() < 0) return -1;
     clear_state();
-    HeadScanner scanner(limits_, request);
+    head_scanner scanner(limits_, request);
     bool done = false;
     size_t begin = 0, end = 0;
     while (true) {

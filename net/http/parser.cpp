@@ -17,7 +17,7 @@ using PE = ParseError;
 
 bool is_ows(char c) { return c == ' ' || c == '\t'; }
 
-// Splits off the next CRLF-terminated line (HeadScanner vouched for CRLFs).
+// Splits off the next CRLF-terminated line (head_scanner vouched for CRLFs).
 std::string_view next_line(std::string_view* rest) {
     size_t eol = rest->find("\r\n");
     std::string_view line = rest->substr(0, eol);

@@ -58,11 +58,11 @@ int answer(Response& resp, const Headers& server_headers, int status) {
     return resp.write(body.data(), body.size()) == (ssize_t)body.size() ? 0 : -1;
 }
 
-class ProxyHandler : public HTTPHandler {
+class proxy_handler : public HTTPHandler {
 public:
-    ProxyHandler(Director d, Modifier m, Client* c, bool own)
+    proxy_handler(Director d, Modifier m, Client* c, bool own)
         : director_(d), modifier_(m), client_(c), own_(own) {}
-    ~ProxyHandler() override {
+    ~proxy_handler() override {
         if (own_) delete client_;
     }
 
@@ -129,11 +129,11 @@ bool relay(ISocketStream* from, ISocketStream* to) {
     return false;
 }
 
-class ForwardProxyHandler : public HTTPHandler {
+class forward_proxy_handler : public HTTPHandler {
 public:
-    explicit ForwardProxyHandler(uint64_t timeout)
+    explicit forward_proxy_handler(uint64_t timeout)
         : client_(new_http_client()),
-          proxy_({this, &ForwardProxyHandler::direct}, {this, &ForwardProxyHandler::modify},
+          proxy_({this, &forward_proxy_handler::direct}, {this, &forward_proxy_handler::modify},
                  client_.get(), false),
           timeout_(timeout) {
         client_->timeout(timeout);
@@ -195,7 +195,7 @@ private:
     }
 
     std::unique_ptr<Client> client_;
-    ProxyHandler proxy_;
+    proxy_handler proxy_;
     uint64_t timeout_;
 };
 
@@ -207,11 +207,11 @@ HTTPHandler* new_proxy_handler(Director cb_Director, Modifier cb_Modifier, Clien
         client = new_http_client();
         client_ownership = true;
     }
-    return new ProxyHandler(cb_Director, cb_Modifier, client, client_ownership);
+    return new proxy_handler(cb_Director, cb_Modifier, client, client_ownership);
 }
 
 HTTPHandler* new_default_forward_proxy_handler(uint64_t timeout) {
-    return new ForwardProxyHandler(timeout);
+    return new forward_proxy_handler(timeout);
 }
 
 }  // namespace http

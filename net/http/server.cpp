@@ -62,7 +62,7 @@ public:
     size_t connections() const override { return count_.load(std::memory_order_relaxed); }
 
 private:
-    struct Route {
+    struct route_entry {
         std::string pattern;
         HTTPHandler* obj = nullptr;
         DelegateHTTPHandler fn;
@@ -78,16 +78,16 @@ private:
     int head_failed(Connection& c);
     // How an exchange ends, once its response is sent or given up. The
     // stream sends what it holds first (a drain's first read sends it).
-    enum class End {
+    enum class exchange_end {
         Flush,  // the connection ends as it is: cut short, or the handler's
         Close,  // then unread input is read and dropped (linger) before closing
         Drain,  // the body the handler left is read and dropped, then as Keep
         Keep,   // the next request is served
     };
     // One exchange: the response to the request whose head is read.
-    End respond(Connection& c, uint32_t nth);
+    exchange_end respond(Connection& c, uint32_t nth);
     // 1: serve the next request; 0 / -1: close, as serve().
-    int end(Connection& c, End how);
+    int end(Connection& c, exchange_end how);
     // The matching handler, timed and counted.
     int dispatch(Request& req, Response& resp);
     int route(Request& req, Response& resp);
@@ -96,17 +96,17 @@ private:
     void linger(Connection& c);
     void interrupt_waiting();
     void own(HTTPHandler* h);
-    void add_route(Route r);
+    void add_route(route_entry r);
 
     const ServerOptions opts_;
-    std::vector<Route> routes_;
-    Route default_;
+    std::vector<route_entry> routes_;
+    route_entry default_;
     std::vector<HTTPHandler*> owned_;
     std::atomic<bool> stopping_{false};
     std::atomic<size_t> count_{0};
     photon::spinlock lock_;  // conns_, from any vCPU
     intrusive_list<Connection> conns_;
-    ServerMetrics metrics_{opts_.metrics_name, &count_};
+    server_metrics metrics_{opts_.metrics_name, &count_};
 };
 
 HTTPServerImpl::~HTTPServerImpl() {
@@ -130,7 +130,7 @@ void HTTPServerImpl::own(HTTPHandler* h) {
     if (std::find(owned_.begin(), owned_.end(), h) == owned_.end()) owned_.push_back(h);
 }
 
-void HTTPServerImpl::add_route(Route r) {
+void HTTPServerImpl::add_route(route_entry r) {
     if (r.pattern.empty())
         default_ = std::move(r);
     else
@@ -138,7 +138,7 @@ void HTTPServerImpl::add_route(Route r) {
 }
 
 void HTTPServerImpl::add_handler(DelegateHTTPHandler handler, std::string_view pattern) {
-    Route r;
+    route_entry r;
     r.pattern.assign(pattern);
     r.fn = handler;
     add_route(std::move(r));
@@ -147,7 +147,7 @@ void HTTPServerImpl::add_handler(DelegateHTTPHandler handler, std::string_view p
 void HTTPServerImpl::add_handler(HTTPHandler* handler, bool ownership, std::string_view pattern) {
     if (!handler) return;
     if (ownership) own(handler);
-    Route r;
+    route_entry r;
     r.pattern.assign(pattern);
     r.obj = handler;
     add_route(std::move(r));
@@ -169,7 +169,7 @@ int HTTPServerImpl::dispatch(Request& req, Response& resp) {
     int r = route(req, resp);
     if (timer.sampled()) metrics_.handler_time(timer.elapsed_us());
     metrics_.request(r < 0 ? 500 : resp.status_code());
-    if (r < 0) metrics_.error(ServerMetrics::HANDLER_FAILED);
+    if (r < 0) metrics_.error(server_metrics::HANDLER_FAILED);
     return r;
 }
 
@@ -260,7 +260,7 @@ int HTTPServerImpl::head_failed(Connection& c) {
     int e = errno;
     if (c.no_room) {  // the budget had no room for the request
         LOG_EVERY_T(10, LOG_WARN("http server: no room in the memory budget: 503"));
-        metrics_.error(ServerMetrics::NO_MEMORY);
+        metrics_.error(server_metrics::NO_MEMORY);
         send_error(c, 503);
         linger(c);
         return 0;
@@ -272,14 +272,14 @@ int HTTPServerImpl::head_failed(Connection& c) {
         case EPROTO:
             // The stream's own (a TLS handshake that failed): nothing to answer.
             if (c.req.parse_error() == ParseError::None) return 0;
-            metrics_.error(ServerMetrics::BAD_REQUEST);
+            metrics_.error(server_metrics::BAD_REQUEST);
             send_error(c, http_status(c.req.parse_error()));
             linger(c);
             return 0;
         case ETIMEDOUT:
             // Silence for an idle connection; 408 for a head that is late.
             if (c.reader.head_started()) {
-                metrics_.error(ServerMetrics::HEAD_TIMEOUT);
+                metrics_.error(server_metrics::HEAD_TIMEOUT);
                 send_error(c, 408);
             }
             LOG_DEBUG("http server: closing a connection after a timeout");
@@ -295,12 +295,12 @@ void HTTPServerImpl::send_error(Connection& c, int status) {
     c.resp.for_request(c.req.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
     c.resp.error(status);
     (void)c.resp.send();
-    (void)end(c, End::Flush);
+    (void)end(c, exchange_end::Flush);
 }
 
-HTTPServerImpl::End HTTPServerImpl::respond(Connection& c, uint32_t nth) {
-    ServerRequest& req = c.req;
-    ServerResponse& resp = c.resp;
+HTTPServerImpl::exchange_end HTTPServerImpl::respond(Connection& c, uint32_t nth) {
+    server_request& req = c.req;
+    server_response& resp = c.resp;
     uint32_t max = opts_.max_requests_per_connection;
     bool keep =
         req.keep_alive() && !stopping_.load(std::memory_order_relaxed) && (max == 0 || nth < max);
@@ -308,7 +308,7 @@ HTTPServerImpl::End HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     c.in_handler = true;
     int ret = dispatch(req, resp);
     c.in_handler = false;
-    if (c.stream.taken_over()) return End::Flush;  // the handler spoke for itself
+    if (c.stream.taken_over()) return exchange_end::Flush;  // the handler spoke for itself
 
     bool close = !keep || ret < 0 || closing_after(c);
     bool drain = !close && !req.body_done();
@@ -316,29 +316,29 @@ HTTPServerImpl::End HTTPServerImpl::respond(Connection& c, uint32_t nth) {
     if (ret < 0 && resp.head_sent() && resp.headers.has("Transfer-Encoding")) {
         // A failed handler's chunked body is left unended: the client must
         // see it cut short, not complete (a proxy would cache it).
-        return End::Flush;
+        return exchange_end::Flush;
     }
     if (resp.send() < 0) {
-        metrics_.error(ServerMetrics::SEND_FAILED);
+        metrics_.error(server_metrics::SEND_FAILED);
         if (errno == EPROTO)
             LOG_EVERY_T(10, LOG_WARN("http server: a handler wrote less than its Content-Length"));
-        return End::Flush;
+        return exchange_end::Flush;
     }
-    if (close || resp.closes()) return End::Close;
-    return drain ? End::Drain : End::Keep;
+    if (close || resp.closes()) return exchange_end::Close;
+    return drain ? exchange_end::Drain : exchange_end::Keep;
 }
 
 // Inlined: its Keep case is a flush on every request.
-__FORCE_INLINE__ int HTTPServerImpl::end(Connection& c, End how) {
+__FORCE_INLINE__ int HTTPServerImpl::end(Connection& c, exchange_end how) {
     switch (how) {
-        case End::Flush:
+        case exchange_end::Flush:
             (void)c.stream.flush();
             return 0;
-        case End::Close:
+        case exchange_end::Close:
             if (c.stream.flush() < 0) return -1;
             if (!c.req.body_done()) linger(c);
             return 0;
-        case End::Drain:
+        case exchange_end::Drain:
             // Its first read sends what is held.
             if (!drain_body(c)) {
                 // stop() interrupted it: the answer is out, the connection ends.
@@ -346,7 +346,7 @@ __FORCE_INLINE__ int HTTPServerImpl::end(Connection& c, End how) {
                 return 0;
             }
             break;
-        case End::Keep:
+        case exchange_end::Keep:
             break;
     }
     return c.stream.flush() < 0 ? -1 : 1;
@@ -393,7 +393,7 @@ std::string_view pattern_remain(const Request& req, std::string_view pattern) {
 }
 
 ISocketStream* connection_stream(Request& req) {
-    auto r = dynamic_cast<ServerRequest*>(&req);
+    auto r = dynamic_cast<server_request*>(&req);
     if (!r) {
         errno = EINVAL;
         return nullptr;

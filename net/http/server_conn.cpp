@@ -28,7 +28,7 @@ size_t head_capacity(const Limits& l) {
 }  // namespace
 
 Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stop,
-                       ServerMetrics* m)
+                       server_metrics* m)
     : sock(s),
       opts(o),
       account(o.memory_budget ? o.memory_budget : MemoryBudget::process()),
@@ -44,11 +44,11 @@ Connection::Connection(ISocketStream* s, const ServerOptions& o, const std::atom
       orig_timeout(s->timeout()) {}
 
 Connection* connection_of(Request& req) {
-    auto r = dynamic_cast<ServerRequest*>(&req);
+    auto r = dynamic_cast<server_request*>(&req);
     return r ? r->conn : nullptr;
 }
 
-size_t request_bytes(const Connection& c) { return c.in.capacity() + ConnStream::kMaxHold; }
+size_t request_bytes(const Connection& c) { return c.in.capacity() + conn_stream::kMaxHold; }
 
 int Connection::hold_request() {
     if (request_hold.held()) return 0;
@@ -58,9 +58,9 @@ int Connection::hold_request() {
     return -1;
 }
 
-// ---- RateGuard ----------------------------------------------------------
+// ---- rate_guard ----------------------------------------------------------
 
-uint64_t RateGuard::timeout(uint64_t tm, uint64_t grace, uint64_t rate) const {
+uint64_t rate_guard::timeout(uint64_t tm, uint64_t grace, uint64_t rate) const {
     if (rate == 0 || grace == UINT64_MAX) return tm;
     // In double: bytes * 1e6 would overflow 64 bits past 18 TB.
     double left = (double)grace + (double)bytes_ * 1e6 / (double)rate - (double)waited_;
@@ -68,23 +68,23 @@ uint64_t RateGuard::timeout(uint64_t tm, uint64_t grace, uint64_t rate) const {
     return left < (double)tm ? (uint64_t)left : tm;
 }
 
-// ---- ReadSide -----------------------------------------------------------
+// ---- read_side -----------------------------------------------------------
 
 // The head's deadline is armed by its first read that finds the head
 // incomplete: a head that came whole (nearly all) reads no clock. It then
 // counts from there, not from the first byte: the parser's time apart.
-void ReadSide::head() {
-    phase_ = Phase::Head;
+void read_side::head() {
+    phase_ = phase::Head;
     timed_out_ = false;
     head_deadline_ = lazy_timeout(c_->opts.header_timeout);
 }
 
-ssize_t ReadSide::read(void* buf, size_t count) {
+ssize_t read_side::read(void* buf, size_t count) {
     if (c_->stream.flush_for_read() < 0) return -1;
     uint64_t tm;
     WaitState w = WaitState::None;
     switch (phase_) {
-        case Phase::Idle:
+        case phase::Idle:
             if (c_->stopping->load(std::memory_order_relaxed)) {
                 errno = ECANCELED;
                 return -1;
@@ -92,7 +92,7 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             tm = idle_timeout_;
             w = WaitState::Idle;
             break;
-        case Phase::Head:
+        case phase::Head:
             tm = head_deadline_.get().timeout();
             if (tm == 0) {
                 timed_out_ = true;
@@ -101,7 +101,7 @@ ssize_t ReadSide::read(void* buf, size_t count) {
             }
             w = WaitState::Head;
             break;
-        case Phase::Drain:
+        case phase::Drain:
             if (c_->stopping->load(std::memory_order_relaxed)) {
                 errno = ECANCELED;
                 return -1;
@@ -116,7 +116,7 @@ ssize_t ReadSide::read(void* buf, size_t count) {
     // A body the server reads (the handler's, or its drain) must keep to
     // body_min_rate over the time its reads wait.
     bool guarded =
-        (phase_ == Phase::Drain || (phase_ == Phase::Body && !c_->stream.taken_over())) &&
+        (phase_ == phase::Drain || (phase_ == phase::Body && !c_->stream.taken_over())) &&
         c_->opts.body_min_rate;
     uint64_t t0 = 0;
     if (guarded) {
@@ -142,7 +142,7 @@ ssize_t ReadSide::read(void* buf, size_t count) {
         return -1;
     }
     c_->metrics->received((uint64_t)n);
-    if (n > 0 && phase_ == Phase::Idle) {
+    if (n > 0 && phase_ == phase::Idle) {
         head();
         // The head's bytes are held from its first: a connection that gets
         // no room is answered 503, the bytes read dropped with it.
@@ -151,18 +151,18 @@ ssize_t ReadSide::read(void* buf, size_t count) {
     return n;
 }
 
-ssize_t ReadSide::readv(const struct iovec* iov, int iovcnt) {
+ssize_t read_side::readv(const struct iovec* iov, int iovcnt) {
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].iov_len) return read(iov[i].iov_base, iov[i].iov_len);
     return 0;
 }
 
-// ---- ConnStream -----------------------------------------------------------
+// ---- conn_stream -----------------------------------------------------------
 
-ConnStream::ConnStream(Connection* c) : ForwardSocketStream(c->sock, false), c_(c) {}
+conn_stream::conn_stream(Connection* c) : ForwardSocketStream(c->sock, false), c_(c) {}
 
 template <typename F>
-ssize_t ConnStream::timed(F f) {
+ssize_t conn_stream::timed(F f) {
     bool guarded = !taken_over_ && c_->opts.send_min_rate;
     uint64_t tm = write_timeout();
     if (guarded && tm == 0) {
@@ -177,7 +177,7 @@ ssize_t ConnStream::timed(F f) {
     return r;
 }
 
-ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t sum) {
+ssize_t conn_stream::write_through(const struct iovec* iov, int iovcnt, size_t sum) {
     struct iovec small[16];
     std::vector<struct iovec> big;
     struct iovec* v = small;
@@ -227,7 +227,7 @@ ssize_t ConnStream::write_through(const struct iovec* iov, int iovcnt, size_t su
     return (ssize_t)sum;
 }
 
-int ConnStream::flush(int flags) {
+int conn_stream::flush(int flags) {
     if (held_.empty()) return 0;
     writing_ = true;
     size_t done = 0;
@@ -248,19 +248,19 @@ int ConnStream::flush(int flags) {
     return ok ? 0 : -1;
 }
 
-int ConnStream::flush_for_read() {
+int conn_stream::flush_for_read() {
     if (held_.empty() || writing_) return 0;
     int r = flush();
     if (r == 0 && !taken_over_ && !c_->resp.head_sent()) hold_ = true;
     return r;
 }
 
-ssize_t ConnStream::write(const void* buf, size_t count) {
+ssize_t conn_stream::write(const void* buf, size_t count) {
     struct iovec iov = {const_cast<void*>(buf), count};
     return writev(&iov, 1);
 }
 
-ssize_t ConnStream::writev(const struct iovec* iov, int iovcnt) {
+ssize_t conn_stream::writev(const struct iovec* iov, int iovcnt) {
     size_t sum = 0;
     for (int i = 0; i < iovcnt; i++) sum += iov[i].iov_len;
     if (hold_ && held_.size() + sum <= kMaxHold) {
@@ -272,23 +272,23 @@ ssize_t ConnStream::writev(const struct iovec* iov, int iovcnt) {
     return write_through(iov, iovcnt, sum);
 }
 
-ssize_t ConnStream::send(const void* buf, size_t count, int flags) {
+ssize_t conn_stream::send(const void* buf, size_t count, int flags) {
     if (flush_for_read() < 0) return -1;
     return timed([&] { return underlay_->send(buf, count, flags); });
 }
 
-ssize_t ConnStream::send(const struct iovec* iov, int iovcnt, int flags) {
+ssize_t conn_stream::send(const struct iovec* iov, int iovcnt, int flags) {
     if (flush_for_read() < 0) return -1;
     return timed([&] { return underlay_->send(iov, iovcnt, flags); });
 }
 
-ssize_t ConnStream::sendfile(int in_fd, off_t offset, size_t count) {
+ssize_t conn_stream::sendfile(int in_fd, off_t offset, size_t count) {
     // MSG_MORE: the held head and the file's first bytes share a segment.
     if (!writing_ && flush(MSG_MORE) < 0) return -1;
     return timed([&] { return underlay_->sendfile(in_fd, offset, count); });
 }
 
-int ConnStream::take_over() {
+int conn_stream::take_over() {
     if (!taken_over_) {
         taken_over_ = true;
         if (!user_set_) user_timeout_ = c_->orig_timeout;
@@ -300,26 +300,26 @@ int ConnStream::take_over() {
     return flush();
 }
 
-uint64_t ConnStream::write_timeout() const {
+uint64_t conn_stream::write_timeout() const {
     if (taken_over_) return user_timeout_;
     const ServerOptions& o = c_->opts;
     return rate_.timeout(o.send_timeout, o.send_timeout, o.send_min_rate);
 }
 
-ssize_t ConnStream::recv(void* buf, size_t count, int flags) {
+ssize_t conn_stream::recv(void* buf, size_t count, int flags) {
     if (!taken_over_) (void)take_over();
     if (flush_for_read() < 0) return -1;
     c_->reader.body();
     return c_->in.read_some(buf, count);
 }
 
-ssize_t ConnStream::recv(const struct iovec* iov, int iovcnt, int flags) {
+ssize_t conn_stream::recv(const struct iovec* iov, int iovcnt, int flags) {
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].iov_len) return recv(iov[i].iov_base, iov[i].iov_len, flags);
     return 0;
 }
 
-ssize_t ConnStream::read(void* buf, size_t count) {
+ssize_t conn_stream::read(void* buf, size_t count) {
     size_t got = 0;
     while (got < count) {
         ssize_t n = recv((char*)buf + got, count - got);
@@ -330,7 +330,7 @@ ssize_t ConnStream::read(void* buf, size_t count) {
     return (ssize_t)got;
 }
 
-ssize_t ConnStream::readv(const struct iovec* iov, int iovcnt) {
+ssize_t conn_stream::readv(const struct iovec* iov, int iovcnt) {
     ssize_t total = 0;
     for (int i = 0; i < iovcnt; i++) {
         ssize_t n = read(iov[i].iov_base, iov[i].iov_len);
@@ -341,22 +341,22 @@ ssize_t ConnStream::readv(const struct iovec* iov, int iovcnt) {
     return total;
 }
 
-int ConnStream::shutdown(ShutdownHow how) {
+int conn_stream::shutdown(ShutdownHow how) {
     if (how != ShutdownHow::Read) (void)flush_for_read();
     return underlay_->shutdown(how);
 }
 
-uint64_t ConnStream::timeout() const { return user_set_ ? user_timeout_ : c_->orig_timeout; }
-void ConnStream::timeout(uint64_t tm) {
+uint64_t conn_stream::timeout() const { return user_set_ ? user_timeout_ : c_->orig_timeout; }
+void conn_stream::timeout(uint64_t tm) {
     user_timeout_ = tm;
     user_set_ = true;
 }
 
-// ---- ServerResponse -------------------------------------------------------
+// ---- server_response -------------------------------------------------------
 
 bool closing_after(const Connection& c) {
     if (c.stopping->load(std::memory_order_relaxed)) return true;
-    const ServerRequest& req = c.req;
+    const server_request& req = c.req;
     if (req.body_done()) return false;
     // A client waiting for 100 Continue may never send the body; a body
     // that failed, timed out or is large is not worth reading.
@@ -365,22 +365,22 @@ bool closing_after(const Connection& c) {
 }
 
 template <typename F>
-ssize_t ServerResponse::body_write(F write) {
+ssize_t server_response::body_write(F write) {
     body_write_ = !head_sent_;
     ssize_t r = write();
     body_write_ = false;
     return r;
 }
 
-ssize_t ServerResponse::write(const void* buf, size_t count) {
+ssize_t server_response::write(const void* buf, size_t count) {
     return body_write([&] { return Response::write(buf, count); });
 }
 
-ssize_t ServerResponse::writev(const struct iovec* iov, int iovcnt) {
+ssize_t server_response::writev(const struct iovec* iov, int iovcnt) {
     return body_write([&] { return Response::writev(iov, iovcnt); });
 }
 
-void ServerResponse::error(int status) {
+void server_response::error(int status) {
     headers.clear();
     standard_headers(*this);
     (void)headers.insert("Connection", "close");
@@ -388,11 +388,11 @@ void ServerResponse::error(int status) {
     simple_response(*this, status, may_have_body());
 }
 
-bool ServerResponse::frame_unsent(bool failed, bool close) {
+bool server_response::frame_unsent(bool failed, bool close) {
     bool unwritten =
         may_have_body() && !headers.has("Transfer-Encoding") && headers.content_length() > 0;
     if (failed || unwritten) {
-        const ServerRequest& req = conn->req;
+        const server_request& req = conn->req;
         if (!failed)
             LOG_EVERY_T(10, LOG_WARN("http server: a handler declared a body it did not write"));
         error(req.parse_error() != ParseError::None ? http_status(req.parse_error())
@@ -406,7 +406,7 @@ bool ServerResponse::frame_unsent(bool failed, bool close) {
     return false;
 }
 
-int ServerResponse::start_line(std::string* out) const {
+int server_response::start_line(std::string* out) const {
     if (closing_after(*conn) && !list_has_token(headers["Connection"], "close")) {
         // The object is not const: send_header() serializes the fields next.
         (void)const_cast<Headers&>(headers).set("Connection", "close");

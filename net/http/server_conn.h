@@ -43,7 +43,7 @@ constexpr uint64_t kDrainLimit = 1024 * 1024;
 // time spent waiting for the peer (not the handler's own time): per-wait
 // timeouts alone let a peer move a byte per timeout forever. The budget is
 // `grace` plus bytes / rate; each wait gets at most what is left of it.
-class RateGuard {
+class rate_guard {
 public:
     void start() { bytes_ = waited_ = 0; }
     // The timeout of the next wait: `tm`, or less when the budget is nearer;
@@ -63,21 +63,21 @@ private:
 // is "what has arrived"), bounded by the timeout of the current phase, after
 // sending whatever the write side holds (the peer may wait for it, e.g. a
 // 100 Continue).
-class ReadSide : public IStream {
+class read_side : public IStream {
 public:
-    explicit ReadSide(Connection* c) : c_(c) {}
+    explicit read_side(Connection* c) : c_(c) {}
 
     // Waiting for a request: at most `timeout` us for its first byte, which
     // starts the head's deadline.
     void idle(uint64_t timeout) {
-        phase_ = Phase::Idle;
+        phase_ = phase::Idle;
         idle_timeout_ = timeout;
         timed_out_ = false;
     }
     // A head has started (its first byte is here): header_timeout from now.
     void head();
     // Reading a body: body_timeout per read, and body_min_rate over them.
-    void body() { phase_ = Phase::Body; }
+    void body() { phase_ = phase::Body; }
     // A new request's body: its rate is counted from here.
     void start_body() {
         body();
@@ -85,8 +85,8 @@ public:
     }
     // The server reads and drops the rest of a body: as body(), and stop()
     // interrupts it (ECANCELED).
-    void drain() { phase_ = Phase::Drain; }
-    bool head_started() const { return phase_ != Phase::Idle; }
+    void drain() { phase_ = phase::Drain; }
+    bool head_started() const { return phase_ != phase::Idle; }
     // The last read failed with ETIMEDOUT.
     bool timed_out() const { return timed_out_; }
 
@@ -97,16 +97,16 @@ public:
     int close() override { return 0; }
 
 private:
-    enum class Phase : uint8_t { Idle, Head, Body, Drain };
+    enum class phase : uint8_t { Idle, Head, Body, Drain };
     static ssize_t enosys() {
         errno = ENOSYS;
         return -1;
     }
 
     Connection* c_;
-    Phase phase_ = Phase::Idle;
+    phase phase_ = phase::Idle;
     bool timed_out_ = false;
-    RateGuard rate_;  // of the current body (Body, Drain)
+    rate_guard rate_;  // of the current body (Body, Drain)
     uint64_t idle_timeout_ = -1;
     lazy_timeout head_deadline_{UINT64_MAX};
 };
@@ -115,14 +115,14 @@ private:
 // hands out. It holds the first write of a response (its head) and sends it
 // with the next write, so a head and its body leave in one writev; the
 // server flushes what is held when the exchange ends, and so does any read
-// or sendfile. ServerResponse::start_line() says which heads are held. Each
+// or sendfile. server_response::start_line() says which heads are held. Each
 // write is bounded by send_timeout. Once a handler took the connection
 // over, reads serve the buffered bytes first and the handler's timeout()
 // bounds reads and writes. Socket options and names are the socket's; the
 // socket is the server's (close() leaves it open).
-class ConnStream : public ForwardSocketStream {
+class conn_stream : public ForwardSocketStream {
 public:
-    explicit ConnStream(Connection* c);
+    explicit conn_stream(Connection* c);
 
     // Holds the next write (up to kMaxHold bytes) until the one after it.
     void hold_next() { hold_ = true; }
@@ -187,12 +187,12 @@ private:
     bool taken_over_ = false;
     bool user_set_ = false;
     uint64_t user_timeout_ = -1;  // timeout(us) of a handler that took over
-    RateGuard rate_;              // of the current response
+    rate_guard rate_;             // of the current response
 };
 
-class ServerRequest : public Request {
+class server_request : public Request {
 public:
-    ServerRequest(const Limits& l, Connection* c) : Request(l), conn(c) {}
+    server_request(const Limits& l, Connection* c) : Request(l), conn(c) {}
     Connection* const conn;
     // Body bytes not yet read, when a Content-Length says; -1 if unknown.
     int64_t body_left() const {
@@ -200,9 +200,9 @@ public:
     }
 };
 
-class ServerResponse : public Response {
+class server_response : public Response {
 public:
-    ServerResponse(const Limits& l, Connection* c) : Response(l), conn(c) {}
+    server_response(const Limits& l, Connection* c) : Response(l), conn(c) {}
     Connection* const conn;
     bool head_sent() const { return head_sent_; }
     bool may_have_body() const { return body_allowed(); }
@@ -249,23 +249,23 @@ bool closing_after(const Connection& c);
 
 struct Connection : public intrusive_list_node<Connection> {
     Connection(ISocketStream* s, const ServerOptions& o, const std::atomic<bool>* stopping,
-               ServerMetrics* m);
+               server_metrics* m);
 
     ISocketStream* const sock;
     const ServerOptions& opts;
     MemoryBudget::Account account;            // the server's budget, for this connection
     BudgetHold request_hold;                  // of the request in flight
     const std::atomic<bool>* const stopping;  // the server's
-    ServerMetrics* const metrics;             // the server's: bytes each way
+    server_metrics* const metrics;            // the server's: bytes each way
     photon::thread* const th;                 // the coroutine serving it
     std::atomic<WaitState> wait{WaitState::None};
     bool in_handler = false;  // a handler is running
     bool no_room = false;     // the request found no room in the budget (503)
-    ReadSide reader;
-    ConnStream stream;
+    read_side reader;
+    conn_stream stream;
     InputBuffer in;
-    ServerRequest req;
-    ServerResponse resp;
+    server_request req;
+    server_response resp;
     const uint64_t orig_timeout;  // the stream's, restored at the end
 
     // Takes request_bytes() for the request whose head begins, waiting at
@@ -291,8 +291,8 @@ void simple_response(Response& resp, int status, bool body);
 std::string_view http_date();
 
 // Inline: once a request, on the server's hot path.
-inline void ServerResponse::start(bool keep) {
-    const ServerRequest& req = conn->req;
+inline void server_response::start(bool keep) {
+    const server_request& req = conn->req;
     reset(&conn->in, &conn->stream);
     (void)set_result(200);
     for_request(req.verb(), req.minor_version());

@@ -15,23 +15,23 @@ const char* const kClasses[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
 
-ServerMetrics::ServerMetrics(const std::string& name, const std::atomic<size_t>* live)
+server_metrics::server_metrics(const std::string& name, const std::atomic<size_t>* live)
     : name_(name.empty() ? "http-" + std::to_string(g_unnamed.fetch_add(1) + 1) : name),
       live_(live) {
     id_ = metrics::register_collector(&collect, this);
 }
 
-ServerMetrics::~ServerMetrics() {
+server_metrics::~server_metrics() {
     if (id_ > 0) metrics::unregister_collector(id_);
 }
 
-void ServerMetrics::count_request(int status) {
+void server_metrics::count_request(int status) {
     int k = status >= 100 && status < 600 ? status / 100 : 0;
     by_class_[k].fetch_add(1, std::memory_order_relaxed);
 }
 
-void ServerMetrics::collect(void* self, metrics::Exposition& out) {
-    auto m = static_cast<ServerMetrics*>(self);
+void server_metrics::collect(void* self, metrics::Exposition& out) {
+    auto m = static_cast<server_metrics*>(self);
     using E = metrics::Exposition;
     metrics::Label l{"server", m->name_};
     uint64_t classes[6], errors[kErrors];

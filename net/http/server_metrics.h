@@ -16,17 +16,17 @@ namespace photon {
 namespace net {
 namespace http {
 
-class ServerMetrics {
+class server_metrics {
 public:
     // What ended a connection or a request without a handler's answer.
-    enum Error { BAD_REQUEST, HEAD_TIMEOUT, NO_MEMORY, HANDLER_FAILED, SEND_FAILED, kErrors };
+    enum error_kind { BAD_REQUEST, HEAD_TIMEOUT, NO_MEMORY, HANDLER_FAILED, SEND_FAILED, kErrors };
 
     // `name` labels the samples ("" picks "http-N"); `live` is the server's count of
     // connections being served.
-    ServerMetrics(const std::string& name, const std::atomic<size_t>* live);
-    ~ServerMetrics();
-    ServerMetrics(const ServerMetrics&) = delete;
-    ServerMetrics& operator=(const ServerMetrics&) = delete;
+    server_metrics(const std::string& name, const std::atomic<size_t>* live);
+    ~server_metrics();
+    server_metrics(const server_metrics&) = delete;
+    server_metrics& operator=(const server_metrics&) = delete;
 
     void connection() { add(connections_, 1); }
     // A handler answered with `status`; one of them took `us` microseconds (a sample).
@@ -36,7 +36,7 @@ public:
     void handler_time(uint64_t us) {
         if (metrics::kCounting) duration_us_.put_shared(us);
     }
-    void error(Error e) { add(errors_[e], 1); }
+    void error(error_kind e) { add(errors_[e], 1); }
     // Bytes read from / written to a connection, by one socket call.
     void received(uint64_t n) { add(received_, n); }
     void sent(uint64_t n) { add(sent_, n); }

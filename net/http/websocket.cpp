@@ -17,7 +17,7 @@ namespace photon {
 namespace net {
 namespace http {
 
-using ws_detail::WebSocketStreamImpl;
+using ws_detail::websocket_stream_impl;
 
 namespace {
 
@@ -73,9 +73,9 @@ IWebSocketStream* refuse(Response& resp, int status) {
     return nullptr;
 }
 
-class WebSocketHTTPHandler : public HTTPHandler {
+class websocket_http_handler : public HTTPHandler {
 public:
-    WebSocketHTTPHandler(WebSocketHandler h, const WebSocketOptions& o) : handler_(h), opts_(o) {}
+    websocket_http_handler(WebSocketHandler h, const WebSocketOptions& o) : handler_(h), opts_(o) {}
 
     int handle_request(Request& req, Response& resp, std::string_view) override {
         IWebSocketStream* ws = server_accept_websocket(req, resp, opts_);
@@ -113,7 +113,7 @@ IWebSocketStream* websocket_connect(Client* client, std::string_view url, uint64
     std::string leftover;  // frames the server sent right after its 101
     ISocketStream* s = op.take_connection(&leftover);
     if (!s) return nullptr;
-    return new WebSocketStreamImpl(s, true, true, leftover, options);
+    return new websocket_stream_impl(s, true, true, leftover, options);
 }
 
 IWebSocketStream* websocket_connect(Client* client, std::string_view url, uint64_t timeout) {
@@ -140,8 +140,8 @@ IWebSocketStream* server_accept_websocket(Request& req, Response& resp,
         resp.headers.set("Sec-WebSocket-Accept", accept) < 0 || resp.send() < 0)
         return nullptr;
     server_detail::Connection* c = server_detail::connection_of(req);
-    return new WebSocketStreamImpl(s, false, false, "",
-                                   ws_detail::server_defaults(options, c->opts), c);
+    return new websocket_stream_impl(s, false, false, "",
+                                     ws_detail::server_defaults(options, c->opts), c);
 }
 
 IWebSocketStream* server_accept_websocket(Request& req, Response& resp) {
@@ -149,7 +149,7 @@ IWebSocketStream* server_accept_websocket(Request& req, Response& resp) {
 }
 
 HTTPHandler* new_websocket_handler(WebSocketHandler handler, const WebSocketOptions& options) {
-    return new WebSocketHTTPHandler(handler, options);
+    return new websocket_http_handler(handler, options);
 }
 
 HTTPHandler* new_websocket_handler(WebSocketHandler handler) {

@@ -80,7 +80,7 @@ void apply_mask(char* data, size_t n, const uint8_t mask[4], uint64_t offset) {
 
 // ---- UTF-8 ----------------------------------------------------------------
 
-bool Utf8Checker::feed(const char* data, size_t n) {
+bool utf8_checker::feed(const char* data, size_t n) {
     auto p = (const uint8_t*)data;
     size_t i = 0;
     while (ok_ && i < n) {
@@ -125,7 +125,7 @@ bool Utf8Checker::feed(const char* data, size_t n) {
 }
 
 bool is_utf8(std::string_view s) {
-    Utf8Checker c;
+    utf8_checker c;
     return c.feed(s.data(), s.size()) && c.complete();
 }
 

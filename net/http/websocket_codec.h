@@ -48,13 +48,13 @@ void apply_mask(char* data, size_t n, const uint8_t mask[4], uint64_t offset);
 
 // UTF-8 (RFC 3629: no overlong forms, surrogates or code points above
 // U+10FFFF) checked as it comes, so a character may straddle two feeds.
-class Utf8Checker {
+class utf8_checker {
 public:
     // Whether the bytes so far can begin valid UTF-8; false stays false.
     bool feed(const char* data, size_t n);
     // Whether the bytes so far end on a character boundary.
     bool complete() const { return need_ == 0 && ok_; }
-    void reset() { *this = Utf8Checker(); }
+    void reset() { *this = utf8_checker(); }
 
 private:
     uint8_t need_ = 0;               // continuation bytes still due

@@ -90,9 +90,10 @@ WebSocketOptions client_defaults(WebSocketOptions o) {
 }
 }  // namespace
 
-WebSocketStreamImpl::WebSocketStreamImpl(ISocketStream* stream, bool client, bool own,
-                                         std::string_view leftover, const WebSocketOptions& options,
-                                         server_detail::Connection* conn)
+websocket_stream_impl::websocket_stream_impl(ISocketStream* stream, bool client, bool own,
+                                             std::string_view leftover,
+                                             const WebSocketOptions& options,
+                                             server_detail::Connection* conn)
     : stream_(stream),
       client_(client),
       own_(own),
@@ -112,7 +113,7 @@ WebSocketStreamImpl::WebSocketStreamImpl(ISocketStream* stream, bool client, boo
     rend_ = leftover.size();
 }
 
-WebSocketStreamImpl::~WebSocketStreamImpl() {
+websocket_stream_impl::~websocket_stream_impl() {
     if (!failed_ && !close_sent_) (void)close(WebSocketCloseCode::GoingAway, "");
     // The peer's Close ends the connection cleanly (RFC 6455 7.1.1).
     if (!failed_ && close_sent_ && !close_received_) wait_for_close();
@@ -122,8 +123,8 @@ WebSocketStreamImpl::~WebSocketStreamImpl() {
 
 // ---- receiving ------------------------------------------------------------
 
-ssize_t WebSocketStreamImpl::recv_frame(void* buf, size_t size, WebSocketOpcode* opcode,
-                                        uint64_t timeout) {
+ssize_t websocket_stream_impl::recv_frame(void* buf, size_t size, WebSocketOpcode* opcode,
+                                          uint64_t timeout) {
     if (!buf && size) {
         errno = EINVAL;
         return -1;
@@ -144,7 +145,8 @@ ssize_t WebSocketStreamImpl::recv_frame(void* buf, size_t size, WebSocketOpcode*
     return (ssize_t)n;
 }
 
-ssize_t WebSocketStreamImpl::recv_frame(iovector* iov, WebSocketOpcode* opcode, uint64_t timeout) {
+ssize_t websocket_stream_impl::recv_frame(iovector* iov, WebSocketOpcode* opcode,
+                                          uint64_t timeout) {
     if (!iov) {
         errno = EINVAL;
         return -1;
@@ -165,7 +167,7 @@ ssize_t WebSocketStreamImpl::recv_frame(iovector* iov, WebSocketOpcode* opcode, 
 
 // Reads frames until a message or a control frame is ready. A data frame
 // that is a whole message fitting `direct` is read straight into it.
-int WebSocketStreamImpl::receive(const Timeout& t, char* direct, size_t direct_size) {
+int websocket_stream_impl::receive(const Timeout& t, char* direct, size_t direct_size) {
     while (ready_ == Ready::None) {
         if (failed_ || close_received_) {
             errno = ENOTCONN;
@@ -184,7 +186,7 @@ int WebSocketStreamImpl::receive(const Timeout& t, char* direct, size_t direct_s
     return 0;
 }
 
-int WebSocketStreamImpl::read_header(const Timeout& t, char* direct, size_t direct_size) {
+int websocket_stream_impl::read_header(const Timeout& t, char* direct, size_t direct_size) {
     // Nothing is consumed until the whole header is in: a timeout loses nothing.
     if (buffer_at_least(2, t) < 0) return -1;
     auto p = (const uint8_t*)rbuf_.get() + rbegin_;
@@ -209,7 +211,7 @@ int WebSocketStreamImpl::read_header(const Timeout& t, char* direct, size_t dire
     return 0;
 }
 
-int WebSocketStreamImpl::check_header() {
+int websocket_stream_impl::check_header() {
     const FrameHeader& h = frame_;
     auto proto = WebSocketCloseCode::ProtocolError;
     if (h.rsv) return fail(proto, EPROTO, "reserved bits set (no extension was agreed)");
@@ -234,7 +236,7 @@ int WebSocketStreamImpl::check_header() {
     return 0;
 }
 
-int WebSocketStreamImpl::read_payload(const Timeout& t, char* direct) {
+int websocket_stream_impl::read_payload(const Timeout& t, char* direct) {
     while (frame_got_ < frame_.length) {
         size_t room;
         char* dst = payload_room(direct, frame_.length - frame_got_, &room, t);
@@ -255,8 +257,8 @@ int WebSocketStreamImpl::read_payload(const Timeout& t, char* direct) {
 // Where the next payload bytes go, and how many fit (*room); nullptr if the
 // message buffer cannot grow. It grows as bytes arrive, not by the lengths
 // frames claim.
-char* WebSocketStreamImpl::payload_room(char* direct, uint64_t left, size_t* room,
-                                        const Timeout& t) {
+char* websocket_stream_impl::payload_room(char* direct, uint64_t left, size_t* room,
+                                          const Timeout& t) {
     if (is_control(frame_.opcode) || frame_direct_) {
         *room = (size_t)left;
         return (is_control(frame_.opcode) ? ctrl_ : direct) + frame_got_;
@@ -273,7 +275,7 @@ char* WebSocketStreamImpl::payload_room(char* direct, uint64_t left, size_t* roo
 // Grows the message buffer to cap bytes (page-rounded), its growth taken from
 // the budget first: waiting for room until t (ETIMEDOUT, nothing lost) or the
 // message's deadline (then the connection fails: Close 1009, ENOMEM). 0 or -1.
-int WebSocketStreamImpl::grow_message(size_t cap, const Timeout& t) {
+int websocket_stream_impl::grow_message(size_t cap, const Timeout& t) {
     if (cap <= msg_cap_) return 0;
     size_t page = 4096;
     cap = (cap + page - 1) / page * page;
@@ -311,7 +313,7 @@ int WebSocketStreamImpl::grow_message(size_t cap, const Timeout& t) {
 // take it all. Waits (polling: the budget has no such wait) while the budget
 // is above limit - reserve: 0, or -1: ETIMEDOUT at `until`, ENOMEM if the
 // connection's bytes alone would pass limit - reserve.
-int WebSocketStreamImpl::wait_out_of_reserve(size_t more, const Timeout& until) {
+int websocket_stream_impl::wait_out_of_reserve(size_t more, const Timeout& until) {
     MemoryBudget* b = account_->budget();
     if (!b || msg_cap_ < kMessageStep) return 0;
     for (;;) {
@@ -330,14 +332,14 @@ int WebSocketStreamImpl::wait_out_of_reserve(size_t more, const Timeout& until) 
     }
 }
 
-void WebSocketStreamImpl::free_message() {
+void websocket_stream_impl::free_message() {
     if (msg_) munmap(msg_, msg_cap_);
     if (account_ && msg_cap_) account_->release(msg_cap_);
     msg_ = nullptr;
     msg_cap_ = 0;
 }
 
-int WebSocketStreamImpl::end_frame(const Timeout& t) {
+int websocket_stream_impl::end_frame(const Timeout& t) {
     in_frame_ = false;
     idle_.timeout(opts_.idle_timeout);
     if (!in_message_) message_armed_ = false;  // a control frame between messages
@@ -354,7 +356,7 @@ int WebSocketStreamImpl::end_frame(const Timeout& t) {
     return 0;
 }
 
-int WebSocketStreamImpl::on_control(const Timeout& t) {
+int websocket_stream_impl::on_control(const Timeout& t) {
     size_t n = (size_t)frame_.length;
     // A reply waits for a send of the other coroutine, however short the receive's timeout.
     Timeout reply(std::max<uint64_t>(t.timeout(), kReplyTimeout));
@@ -397,7 +399,7 @@ int WebSocketStreamImpl::on_control(const Timeout& t) {
 
 // A frame going straight to a caller's buffer that a timeout cut short goes on
 // in a later call, maybe with another buffer: what came moves to msg_.
-void WebSocketStreamImpl::keep_direct_bytes(const char* direct) {
+void websocket_stream_impl::keep_direct_bytes(const char* direct) {
     frame_direct_ = false;
     int e = errno;
     // The bytes are read already: room is waited for until the message's deadline.
@@ -411,11 +413,11 @@ void WebSocketStreamImpl::keep_direct_bytes(const char* direct) {
     errno = e;
 }
 
-const char* WebSocketStreamImpl::ready_data() const {
+const char* websocket_stream_impl::ready_data() const {
     return ready_ == Ready::Control ? ctrl_ : msg_;
 }
 
-void WebSocketStreamImpl::consume_ready() {
+void websocket_stream_impl::consume_ready() {
     if (ready_ != Ready::Control) {
         msg_len_ = 0;
         if (msg_cap_ > kKeptCapacity) free_message();
@@ -424,7 +426,7 @@ void WebSocketStreamImpl::consume_ready() {
 }
 
 // A token bucket of max_ping_rate a second, as deep: 0, or -1 for a flood.
-int WebSocketStreamImpl::check_ping() {
+int websocket_stream_impl::check_ping() {
     uint32_t rate = opts_.max_ping_rate;
     if (rate == UINT32_MAX) return 0;
     uint64_t t = photon::now;
@@ -436,7 +438,7 @@ int WebSocketStreamImpl::check_ping() {
     return 0;
 }
 
-int WebSocketStreamImpl::arm(const Timeout& t) {
+int websocket_stream_impl::arm(const Timeout& t) {
     uint64_t left = t.timeout();
     if (left == 0) {
         errno = ETIMEDOUT;
@@ -446,7 +448,7 @@ int WebSocketStreamImpl::arm(const Timeout& t) {
     return 0;
 }
 
-int WebSocketStreamImpl::buffer_at_least(size_t n, const Timeout& t) {
+int websocket_stream_impl::buffer_at_least(size_t n, const Timeout& t) {
     while (rend_ - rbegin_ < n) {
         if (rcap_ - rbegin_ < n) {  // n <= kMaxFrameHeader < rcap_: room at the front
             memmove(rbuf_.get(), rbuf_.get() + rbegin_, rend_ - rbegin_);
@@ -463,7 +465,7 @@ int WebSocketStreamImpl::buffer_at_least(size_t n, const Timeout& t) {
 
 // Buffered bytes first; then a large read goes straight to dst, a small one
 // through the buffer (so that the next headers come with it).
-ssize_t WebSocketStreamImpl::read_some(char* dst, size_t n, const Timeout& t) {
+ssize_t websocket_stream_impl::read_some(char* dst, size_t n, const Timeout& t) {
     size_t avail = rend_ - rbegin_;
     if (avail == 0 && n >= rcap_ / 2) return wait_recv(dst, n, t);
     if (avail == 0) {
@@ -483,9 +485,9 @@ ssize_t WebSocketStreamImpl::read_some(char* dst, size_t n, const Timeout& t) {
 // the connection's error, or a deadline of the stream's (the connection
 // failed). A stop() of the server interrupts it: then Close 1001 goes out and
 // the wait goes on for the peer's Close.
-ssize_t WebSocketStreamImpl::wait_recv(char* dst, size_t n, const Timeout& t) {
+ssize_t websocket_stream_impl::wait_recv(char* dst, size_t n, const Timeout& t) {
     for (;;) {
-        Deadline which;
+        deadline_kind which;
         const Timeout& own = deadline(&which);
         bool own_first = own < t;
         bool passed = own_first && own.expired();
@@ -511,16 +513,18 @@ ssize_t WebSocketStreamImpl::wait_recv(char* dst, size_t n, const Timeout& t) {
     }
 }
 
-const Timeout& WebSocketStreamImpl::deadline(Deadline* which) const {
-    *which = going_away_ ? Deadline::Away : message_armed_ ? Deadline::Message : Deadline::Idle;
+const Timeout& websocket_stream_impl::deadline(deadline_kind* which) const {
+    *which = going_away_      ? deadline_kind::Away
+             : message_armed_ ? deadline_kind::Message
+                              : deadline_kind::Idle;
     return going_away_ ? away_ : message_armed_ ? message_ : idle_;
 }
 
-int WebSocketStreamImpl::deadline_passed(Deadline which) {
+int websocket_stream_impl::deadline_passed(deadline_kind which) {
     switch (which) {
-        case Deadline::Idle:
+        case deadline_kind::Idle:
             return fail(WebSocketCloseCode::GoingAway, ETIME, "idle_timeout");
-        case Deadline::Message:
+        case deadline_kind::Message:
             return fail(WebSocketCloseCode::PolicyViolation, ETIME, "message_timeout");
         default:  // no Close came after ours
             failed_ = true;
@@ -530,13 +534,13 @@ int WebSocketStreamImpl::deadline_passed(Deadline which) {
     }
 }
 
-bool WebSocketStreamImpl::server_stopping() const {
+bool websocket_stream_impl::server_stopping() const {
     return conn_ && !going_away_ && conn_->stopping->load(std::memory_order_relaxed);
 }
 
 // The server stopped: Close 1001 (unless a Close went already), then a
 // bounded wait for the peer's. 0, or -1 if the connection failed.
-int WebSocketStreamImpl::go_away() {
+int websocket_stream_impl::go_away() {
     going_away_ = true;
     away_.timeout(kAwayWait);
     if (!close_sent_)
@@ -546,13 +550,13 @@ int WebSocketStreamImpl::go_away() {
 
 // The first byte of a message (or of a control frame between messages)
 // starts its deadline.
-void WebSocketStreamImpl::got_bytes() {
+void websocket_stream_impl::got_bytes() {
     if (message_armed_ || going_away_) return;
     message_armed_ = true;
     message_.timeout(opts_.message_timeout);
 }
 
-int WebSocketStreamImpl::broken(int err) {
+int websocket_stream_impl::broken(int err) {
     failed_ = true;
     errno = err;
     return -1;
@@ -560,7 +564,7 @@ int WebSocketStreamImpl::broken(int err) {
 
 // Fails the connection (RFC 6455 7.1.7): a Close with `code`, then the
 // connection is shut down. -1 with errno err.
-int WebSocketStreamImpl::fail(WebSocketCloseCode code, int err, const char* why) {
+int websocket_stream_impl::fail(WebSocketCloseCode code, int err, const char* why) {
     LOG_DEBUG("websocket: failing the connection (`): Close `", why, (int)code);
     if (!failed_) {
         if (!close_sent_) (void)send_close((uint16_t)code, "", Timeout(kReplyTimeout));
@@ -575,7 +579,7 @@ int WebSocketStreamImpl::fail(WebSocketCloseCode code, int err, const char* why)
 // Reads and drops what the peer still sends, for a while: closing a socket
 // with unread bytes resets the connection, and the reset may destroy the
 // Close we sent before the peer reads it.
-void WebSocketStreamImpl::linger() {
+void websocket_stream_impl::linger() {
     Timeout total(kLingerTime);
     char buf[4096];
     for (size_t got = 0; got < kLingerBytes;) {
@@ -589,7 +593,7 @@ void WebSocketStreamImpl::linger() {
 }
 
 // From the destructor, after our Close: reads (and drops) until the peer's.
-void WebSocketStreamImpl::wait_for_close() {
+void websocket_stream_impl::wait_for_close() {
     Timeout t(kLingerTime);
     locked lock(read_lock_, t);
     if (!lock.ok()) return;
@@ -598,12 +602,12 @@ void WebSocketStreamImpl::wait_for_close() {
 
 // ---- sending ------------------------------------------------------------------
 
-ssize_t WebSocketStreamImpl::send_text(std::string_view text, uint64_t timeout) {
+ssize_t websocket_stream_impl::send_text(std::string_view text, uint64_t timeout) {
     struct iovec v = {const_cast<char*>(text.data()), text.size()};
     return send_frame(kOpText, true, &v, 1, Timeout(timeout));
 }
 
-ssize_t WebSocketStreamImpl::send_binary(const void* data, size_t size, uint64_t timeout) {
+ssize_t websocket_stream_impl::send_binary(const void* data, size_t size, uint64_t timeout) {
     if (!data && size) {
         errno = EINVAL;
         return -1;
@@ -612,7 +616,7 @@ ssize_t WebSocketStreamImpl::send_binary(const void* data, size_t size, uint64_t
     return send_frame(kOpBinary, true, &v, 1, Timeout(timeout));
 }
 
-ssize_t WebSocketStreamImpl::send_binary(iovector_view iov, uint64_t timeout) {
+ssize_t websocket_stream_impl::send_binary(iovector_view iov, uint64_t timeout) {
     if (iov.iovcnt < 0 || (!iov.iov && iov.iovcnt)) {
         errno = EINVAL;
         return -1;
@@ -620,8 +624,8 @@ ssize_t WebSocketStreamImpl::send_binary(iovector_view iov, uint64_t timeout) {
     return send_frame(kOpBinary, true, iov.iov, iov.iovcnt, Timeout(timeout));
 }
 
-ssize_t WebSocketStreamImpl::send_fragment(WebSocketOpcode opcode, iovector_view iov, bool fin,
-                                           uint64_t timeout) {
+ssize_t websocket_stream_impl::send_fragment(WebSocketOpcode opcode, iovector_view iov, bool fin,
+                                             uint64_t timeout) {
     auto op = (uint8_t)opcode;
     if ((op != kOpText && op != kOpBinary && op != kOpContinuation) || iov.iovcnt < 0 ||
         (!iov.iov && iov.iovcnt)) {
@@ -631,7 +635,7 @@ ssize_t WebSocketStreamImpl::send_fragment(WebSocketOpcode opcode, iovector_view
     return send_frame(op, fin, iov.iov, iov.iovcnt, Timeout(timeout));
 }
 
-int WebSocketStreamImpl::ping(std::string_view data, uint64_t timeout) {
+int websocket_stream_impl::ping(std::string_view data, uint64_t timeout) {
     if (data.size() > kMaxControlPayload) {
         errno = EINVAL;
         return -1;
@@ -640,7 +644,7 @@ int WebSocketStreamImpl::ping(std::string_view data, uint64_t timeout) {
     return send_frame(kOpPing, true, &v, 1, Timeout(timeout)) < 0 ? -1 : 0;
 }
 
-int WebSocketStreamImpl::close(WebSocketCloseCode code, std::string_view reason) {
+int websocket_stream_impl::close(WebSocketCloseCode code, std::string_view reason) {
     auto c = (uint16_t)code;
     bool no_code = code == WebSocketCloseCode::NoStatusRcvd;  // a Close without a code
     if ((no_code ? !reason.empty() : !valid_close_code(c)) ||
@@ -652,7 +656,7 @@ int WebSocketStreamImpl::close(WebSocketCloseCode code, std::string_view reason)
 }
 
 // Sends a Close (code 0: without a code) unless one was sent: 0 or -1.
-int WebSocketStreamImpl::send_close(uint16_t code, std::string_view reason, const Timeout& t) {
+int websocket_stream_impl::send_close(uint16_t code, std::string_view reason, const Timeout& t) {
     char payload[kMaxControlPayload];
     size_t n = 0;
     if (code) {
@@ -675,8 +679,8 @@ int WebSocketStreamImpl::send_close(uint16_t code, std::string_view reason, cons
 
 // Any frame but Close; a data frame must fit the message being sent (or
 // start one), and text must stay UTF-8 across the fragments.
-ssize_t WebSocketStreamImpl::send_frame(uint8_t opcode, bool fin, const struct iovec* iov,
-                                        int iovcnt, const Timeout& t, uint64_t write_us) {
+ssize_t websocket_stream_impl::send_frame(uint8_t opcode, bool fin, const struct iovec* iov,
+                                          int iovcnt, const Timeout& t, uint64_t write_us) {
     locked lock(write_lock_, t);
     if (!lock.ok()) return -1;
     if (failed_ || close_sent_) {
@@ -686,7 +690,7 @@ ssize_t WebSocketStreamImpl::send_frame(uint8_t opcode, bool fin, const struct i
     bool data = !is_control(opcode);
     bool continuation = opcode == kOpContinuation;
     bool text = opcode == kOpText || (continuation && sending_text_);
-    Utf8Checker utf8 = continuation ? send_utf8_ : Utf8Checker();
+    utf8_checker utf8 = continuation ? send_utf8_ : utf8_checker();
     bool bad = data && continuation != sending_fragments_;
     for (int i = 0; text && !bad && i < iovcnt; i++)
         bad = !utf8.feed((const char*)iov[i].iov_base, iov[i].iov_len);
@@ -704,8 +708,8 @@ ssize_t WebSocketStreamImpl::send_frame(uint8_t opcode, bool fin, const struct i
     return r;
 }
 
-ssize_t WebSocketStreamImpl::write_frame_locked(uint8_t opcode, bool fin, const struct iovec* iov,
-                                                int iovcnt, size_t len, const Timeout& t) {
+ssize_t websocket_stream_impl::write_frame_locked(uint8_t opcode, bool fin, const struct iovec* iov,
+                                                  int iovcnt, size_t len, const Timeout& t) {
     uint8_t header[kMaxFrameHeader], key[4];
     if (client_) random_bytes(key, sizeof(key));
     size_t header_len = build_header(header, opcode, fin, len, client_ ? key : nullptr);
@@ -722,9 +726,9 @@ ssize_t WebSocketStreamImpl::write_frame_locked(uint8_t opcode, bool fin, const 
     return r == (ssize_t)(header_len + len) ? (ssize_t)len : write_broken(r);
 }
 
-ssize_t WebSocketStreamImpl::write_masked_locked(uint8_t* header, size_t header_len,
-                                                 const uint8_t* key, const struct iovec* iov,
-                                                 int iovcnt, size_t len, const Timeout& t) {
+ssize_t websocket_stream_impl::write_masked_locked(uint8_t* header, size_t header_len,
+                                                   const uint8_t* key, const struct iovec* iov,
+                                                   int iovcnt, size_t len, const Timeout& t) {
     if (!mask_buf_) mask_buf_.reset(new (std::nothrow) char[kMaskChunk]);
     if (!mask_buf_) {
         errno = ENOMEM;
@@ -752,7 +756,7 @@ ssize_t WebSocketStreamImpl::write_masked_locked(uint8_t* header, size_t header_
 
 // A frame went out in part, or maybe did: nothing can follow it. The
 // connection is shut down, which also wakes a receiving coroutine.
-ssize_t WebSocketStreamImpl::write_broken(ssize_t r) {
+ssize_t websocket_stream_impl::write_broken(ssize_t r) {
     int e = r >= 0 ? EIO : errno;
     failed_ = true;
     (void)stream_->shutdown(ShutdownHow::ReadWrite);

@@ -22,16 +22,17 @@ namespace ws_detail {
 // The options of a server's stream: 0s (defaults) from the server's.
 WebSocketOptions server_defaults(WebSocketOptions o, const ServerOptions& server);
 
-class WebSocketStreamImpl final : public IWebSocketStream {
+class websocket_stream_impl final : public IWebSocketStream {
 public:
     // client: we mask what we send and refuse masked frames (the server the
     // reverse). own: the stream is deleted with this object. leftover: bytes
     // that came after the handshake, read before the stream's. conn: the
     // HTTPServer connection a server's stream took over (its budget account,
     // and stop()), else nullptr.
-    WebSocketStreamImpl(ISocketStream* stream, bool client, bool own, std::string_view leftover,
-                        const WebSocketOptions& options, server_detail::Connection* conn = nullptr);
-    ~WebSocketStreamImpl() override;
+    websocket_stream_impl(ISocketStream* stream, bool client, bool own, std::string_view leftover,
+                          const WebSocketOptions& options,
+                          server_detail::Connection* conn = nullptr);
+    ~websocket_stream_impl() override;
 
     ssize_t send_text(std::string_view text, uint64_t timeout) override;
     ssize_t send_binary(const void* data, size_t size, uint64_t timeout) override;
@@ -66,9 +67,9 @@ private:
     ssize_t read_some(char* dst, size_t n, const Timeout& t);
     ssize_t wait_recv(char* dst, size_t n, const Timeout& t);
     // The stream's own deadline for the next wait, and what passing it means.
-    enum class Deadline : uint8_t { Idle, Message, Away };
-    const Timeout& deadline(Deadline* which) const;
-    int deadline_passed(Deadline which);
+    enum class deadline_kind : uint8_t { Idle, Message, Away };
+    const Timeout& deadline(deadline_kind* which) const;
+    int deadline_passed(deadline_kind which);
     bool server_stopping() const;
     int go_away();
     void got_bytes();
@@ -116,7 +117,7 @@ private:
     uint8_t msg_op_ = 0;
     char* msg_ = nullptr;               // mapped: freed memory leaves the process at once
     size_t msg_cap_ = 0, msg_len_ = 0;  // msg_cap_ bytes are held in account_
-    Utf8Checker msg_utf8_;
+    utf8_checker msg_utf8_;
 
     char ctrl_[kMaxControlPayload];  // a control frame's payload
     Ready ready_ = Ready::None;
@@ -141,7 +142,7 @@ private:
     // A fragmented message being sent.
     bool sending_fragments_ = false;
     bool sending_text_ = false;
-    Utf8Checker send_utf8_;
+    utf8_checker send_utf8_;
     std::unique_ptr<char[]> mask_buf_;  // client: masked payload on its way out
 };
 

@@ -67,7 +67,7 @@ TEST(WebSocketCodec, Utf8CheckerFollowsRfc3629AcrossFeeds) {
     std::string s =
         "a\xF0\x9F\x98\x80"
         "b\xE2\x82\xAC";
-    ws_detail::Utf8Checker c;
+    ws_detail::utf8_checker c;
     for (char ch : s) {
         ASSERT_TRUE(c.feed(&ch, 1));
     }
