@@ -38,11 +38,11 @@ namespace net {
 namespace {
 bool on_iouring_master() { return master_event_engine_kind() == INIT_EVENT_IOURING; }
 
-class IouringSocketStream : public KernelSocketStream {
+class iouring_socket_stream : public kernel_socket_stream {
 public:
     // Its receives are ring operations, which would hold a read-ahead
     // buffer while they wait: none.
-    explicit IouringSocketStream(int fd) : KernelSocketStream(fd) { read_ahead_on_ = false; }
+    explicit iouring_socket_stream(int fd) : kernel_socket_stream(fd) { read_ahead_on_ = false; }
 
 protected:
     ssize_t recv_once(const struct iovec* iov, int iovcnt, int flags, lazy_timeout& t) override;
@@ -75,8 +75,8 @@ int inject_before_ring() {
     return f ? 1 : 0;
 }
 
-ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags,
-                                       lazy_timeout& t) {
+ssize_t iouring_socket_stream::recv_once(const struct iovec* iov, int iovcnt, int flags,
+                                         lazy_timeout& t) {
     int f = fault::armed(kTransferFaults | fault::DELAY) ? inject_before_ring() : 0;
     if (f < 0) return -1;
     struct iovec one;
@@ -107,8 +107,8 @@ ssize_t IouringSocketStream::recv_once(const struct iovec* iov, int iovcnt, int 
     return r;
 }
 
-ssize_t IouringSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags,
-                                       lazy_timeout& t) {
+ssize_t iouring_socket_stream::send_once(const struct iovec* iov, int iovcnt, int flags,
+                                         lazy_timeout& t) {
     if (flags & ZEROCOPY_FLAG) return send_zerocopy(iov, iovcnt, flags & ~ZEROCOPY_FLAG, t);
     int f = fault::armed(kTransferFaults | fault::DELAY) ? inject_before_ring() : 0;
     if (f < 0) return -1;
@@ -125,7 +125,7 @@ ssize_t IouringSocketStream::send_once(const struct iovec* iov, int iovcnt, int 
     return iouring_sendmsg(fd_, &msg, (uint32_t)flags, t.get());
 }
 
-ISocketStream* make_iouring_stream(int fd) { return new IouringSocketStream(fd); }
+ISocketStream* make_iouring_stream(int fd) { return new iouring_socket_stream(fd); }
 }  // namespace
 }  // namespace net
 }  // namespace photon
@@ -133,8 +133,8 @@ ISocketStream* make_iouring_stream(int fd) { return new IouringSocketStream(fd);
 using namespace photon::net;
 
 extern "C" ISocketClient* new_iouring_tcp_client() {
-    return new KernelSocketClient(AF_INET, &make_iouring_stream);
+    return new kernel_socket_client(AF_INET, &make_iouring_stream);
 }
 extern "C" ISocketServer* new_iouring_tcp_server() {
-    return new KernelSocketServer(AF_INET, &make_iouring_stream);
+    return new kernel_socket_server(AF_INET, &make_iouring_stream);
 }

@@ -38,11 +38,11 @@ private:
     std::vector<opt> opts_;
 };
 
-class KernelSocketStream : public ISocketStream {
+class kernel_socket_stream : public ISocketStream {
 public:
     // Takes ownership of the non-blocking fd.
-    explicit KernelSocketStream(int fd) : fd_(fd) {}
-    ~KernelSocketStream() override;
+    explicit kernel_socket_stream(int fd) : fd_(fd) {}
+    ~kernel_socket_stream() override;
 
     int close() override;
     int shutdown(ShutdownHow how) override;
@@ -134,10 +134,10 @@ inline ISocketStream* make_stream(stream_factory make, int fd) {
     return make(fd);
 }
 
-class KernelSocketClient : public ISocketClient {
+class kernel_socket_client : public ISocketClient {
 public:
-    KernelSocketClient(int family, stream_factory make, const IPAddr* bind_ips = nullptr,
-                       uint32_t n = 0)
+    kernel_socket_client(int family, stream_factory make, const IPAddr* bind_ips = nullptr,
+                         uint32_t n = 0)
         : family_(family), make_(make), bind_ips_(bind_ips, bind_ips + n) {}
 
     ISocketStream* connect(const EndPoint& remote, const EndPoint* local = nullptr) override;
@@ -162,11 +162,11 @@ private:
     uint64_t timeout_ = -1;
 };
 
-class KernelSocketServer : public ISocketServer {
+class kernel_socket_server : public ISocketServer {
 public:
-    KernelSocketServer(int family, stream_factory make, bool autoremove = false)
+    kernel_socket_server(int family, stream_factory make, bool autoremove = false)
         : family_(family), make_(make), autoremove_(autoremove) {}
-    ~KernelSocketServer() override;
+    ~kernel_socket_server() override;
 
     int bind(const EndPoint& ep) override;
     int bind(const char* path, size_t count) override;

@@ -1,4 +1,4 @@
-// KernelSocketClient: connects TCP (IPv4/IPv6) or unix-domain sockets and
+// kernel_socket_client: connects TCP (IPv4/IPv6) or unix-domain sockets and
 // hands the fd to a stream; and the socket options clients and servers
 // remember for the sockets they make.
 #include <netinet/tcp.h>
@@ -49,7 +49,7 @@ int sockopt_list::apply(int fd) const {
     return 0;
 }
 
-ISocketStream* KernelSocketClient::finish(int fd, const sockaddr* addr, socklen_t len) {
+ISocketStream* kernel_socket_client::finish(int fd, const sockaddr* addr, socklen_t len) {
     if (net::connect(fd, addr, len, Timeout(timeout_)) < 0) {
         int e = errno;
         close_watched_fd(fd);
@@ -65,7 +65,7 @@ ISocketStream* KernelSocketClient::finish(int fd, const sockaddr* addr, socklen_
     return s;
 }
 
-ISocketStream* KernelSocketClient::connect(const EndPoint& remote, const EndPoint* local) {
+ISocketStream* kernel_socket_client::connect(const EndPoint& remote, const EndPoint* local) {
     if (family_ == AF_UNIX) LOG_ERROR_RETURN(EINVAL, nullptr, "a unix-domain client takes a path");
     int family = remote.is_ipv4() ? AF_INET : AF_INET6;
     // AF_SMC picks the IP version by protocol: SMCPROTO_SMC (0) / SMC6 (1).
@@ -97,7 +97,7 @@ ISocketStream* KernelSocketClient::connect(const EndPoint& remote, const EndPoin
     return finish(fd, s.get_sockaddr(), s.get_socklen());
 }
 
-ISocketStream* KernelSocketClient::connect(const char* path, size_t count) {
+ISocketStream* kernel_socket_client::connect(const char* path, size_t count) {
     if (family_ != AF_UNIX) LOG_ERROR_RETURN(EINVAL, nullptr, "a TCP client takes an EndPoint");
     struct sockaddr_un name;
     if (fill_uds_path(name, path, count) < 0) return nullptr;

@@ -1,4 +1,4 @@
-// KernelSocketServer: binds, listens and accepts; its accept loop gives each
+// kernel_socket_server: binds, listens and accepts; its accept loop gives each
 // connection a coroutine running the handler. Running out of fds or memory
 // on accept is logged (rate-limited) and retried after a pause, so the
 // server keeps serving its open connections and never spins. terminate()
@@ -29,7 +29,7 @@ constexpr uint64_t kResourcePauseUs = 10 * 1000;  // EMFILE & co: retry after th
 bool out_of_resources(int e) { return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM; }
 }  // namespace
 
-struct KernelSocketServer::loop_state {
+struct kernel_socket_server::loop_state {
     spinlock lock;              // guards th, jh and left
     thread* th = nullptr;       // the loop's coroutine, alive until left is set
     join_handle* jh = nullptr;  // start_loop(false): joined by the first terminator
@@ -38,13 +38,13 @@ struct KernelSocketServer::loop_state {
     semaphore left_sem{0};  // posted when the loop leaves; each waiter passes it on
 };
 
-KernelSocketServer::~KernelSocketServer() {
+kernel_socket_server::~kernel_socket_server() {
     terminate();
     if (fd_ >= 0) close_watched_fd(fd_);
     if (autoremove_ && !path_.empty()) unlink(path_.c_str());
 }
 
-int KernelSocketServer::make_socket(int family) {
+int kernel_socket_server::make_socket(int family) {
     if (fd_ >= 0) LOG_ERROR_RETURN(EALREADY, -1, "server socket is bound already");
     fd_ = family_ == AF_SMC ? net::socket(AF_SMC, SOCK_STREAM, family == AF_INET6)
                             : net::socket(family, SOCK_STREAM, 0);
@@ -56,7 +56,7 @@ int KernelSocketServer::make_socket(int family) {
     return opts_.apply(fd_);
 }
 
-void KernelSocketServer::drop_socket() {
+void kernel_socket_server::drop_socket() {
     ERRNO e;
     close_watched_fd(fd_);
     fd_ = -1;
@@ -65,7 +65,7 @@ void KernelSocketServer::drop_socket() {
 
 // A failed bind closes the socket it made, so a retry (another address, the
 // cause fixed) starts afresh.
-int KernelSocketServer::bind(const EndPoint& ep) {
+int kernel_socket_server::bind(const EndPoint& ep) {
     if (family_ == AF_UNIX) LOG_ERROR_RETURN(EINVAL, -1, "a unix-domain server binds a path");
     if (make_socket(ep.is_ipv4() ? AF_INET : AF_INET6) < 0) {
         if (fd_ >= 0) drop_socket();
@@ -79,7 +79,7 @@ int KernelSocketServer::bind(const EndPoint& ep) {
     return 0;
 }
 
-int KernelSocketServer::bind(const char* path, size_t count) {
+int kernel_socket_server::bind(const char* path, size_t count) {
     if (family_ != AF_UNIX) LOG_ERROR_RETURN(EINVAL, -1, "a TCP server binds an EndPoint");
     struct sockaddr_un name;
     if (fill_uds_path(name, path, count) < 0) return -1;
@@ -99,13 +99,13 @@ int KernelSocketServer::bind(const char* path, size_t count) {
     return 0;
 }
 
-int KernelSocketServer::listen(int backlog) {
+int kernel_socket_server::listen(int backlog) {
     if (fd_ < 0) LOG_ERROR_RETURN(EBADF, -1, "listen before bind");
     if (::listen(fd_, backlog) < 0) LOG_ERRNO_RETURN(0, -1, "listen failed");
     return 0;
 }
 
-int KernelSocketServer::accept_fd(EndPoint* remote) {
+int kernel_socket_server::accept_fd(EndPoint* remote) {
     sockaddr_storage s;
     socklen_t len = s.get_max_socklen();
     int fd = (int)doio(
@@ -125,7 +125,7 @@ int KernelSocketServer::accept_fd(EndPoint* remote) {
     return fd;
 }
 
-ISocketStream* KernelSocketServer::accept(EndPoint* remote_endpoint) {
+ISocketStream* kernel_socket_server::accept(EndPoint* remote_endpoint) {
     if (fd_ < 0) LOG_ERROR_RETURN(EBADF, nullptr, "accept before bind/listen");
     int fd = accept_fd(remote_endpoint);
     if (fd < 0) return nullptr;
@@ -137,7 +137,7 @@ ISocketStream* KernelSocketServer::accept(EndPoint* remote_endpoint) {
     return s;
 }
 
-void KernelSocketServer::accept_loop(loop_state* ls) {
+void kernel_socket_server::accept_loop(loop_state* ls) {
     while (!ls->stopping.load(std::memory_order_acquire)) {
         int fd = accept_fd(nullptr);
         if (fd < 0) {
@@ -180,7 +180,7 @@ void KernelSocketServer::accept_loop(loop_state* ls) {
     }
 }
 
-void KernelSocketServer::run_loop(loop_state* ls) {
+void kernel_socket_server::run_loop(loop_state* ls) {
     accept_loop(ls);
     std::shared_ptr<loop_state> keep;
     {
@@ -195,8 +195,8 @@ void KernelSocketServer::run_loop(loop_state* ls) {
     keep->left_sem.signal(1);
 }
 
-void* KernelSocketServer::accept_loop_entry(void* self) {
-    auto server = static_cast<KernelSocketServer*>(self);
+void* kernel_socket_server::accept_loop_entry(void* self) {
+    auto server = static_cast<kernel_socket_server*>(self);
     loop_state* ls;
     {
         SCOPED_LOCK(server->loop_lock_);
@@ -206,7 +206,7 @@ void* KernelSocketServer::accept_loop_entry(void* self) {
     return nullptr;
 }
 
-int KernelSocketServer::start_loop(bool block) {
+int kernel_socket_server::start_loop(bool block) {
     if (fd_ < 0) LOG_ERROR_RETURN(EBADF, -1, "start_loop before bind/listen");
     std::shared_ptr<loop_state> ls(new (std::nothrow) loop_state);
     if (!ls) LOG_ERROR_RETURN(ENOMEM, -1, "no memory for the accept loop");
@@ -238,7 +238,7 @@ int KernelSocketServer::start_loop(bool block) {
     return 0;
 }
 
-void KernelSocketServer::terminate() {
+void kernel_socket_server::terminate() {
     std::shared_ptr<loop_state> ls;
     {
         SCOPED_LOCK(loop_lock_);
@@ -268,26 +268,26 @@ void KernelSocketServer::terminate() {
     if (jh) thread_join(jh);
 }
 
-Object* KernelSocketServer::get_underlay_object(uint64_t recursion) {
+Object* kernel_socket_server::get_underlay_object(uint64_t recursion) {
     return (Object*)(intptr_t)fd_;
 }
 
-int KernelSocketServer::setsockopt(int level, int name, const void* value, socklen_t len) {
+int kernel_socket_server::setsockopt(int level, int name, const void* value, socklen_t len) {
     if (opts_.add(level, name, value, len) < 0) return -1;
     return fd_ >= 0 ? ::setsockopt(fd_, level, name, value, len) : 0;
 }
 
-int KernelSocketServer::getsockopt(int level, int name, void* value, socklen_t* len) {
+int kernel_socket_server::getsockopt(int level, int name, void* value, socklen_t* len) {
     return fd_ >= 0 ? ::getsockopt(fd_, level, name, value, len)
                     : opts_.get(level, name, value, len);
 }
 
-int KernelSocketServer::getsockname(EndPoint& addr) { return get_socket_name(fd_, addr); }
-int KernelSocketServer::getpeername(EndPoint& addr) { return get_peer_name(fd_, addr); }
-int KernelSocketServer::getsockname(char* path, size_t count) {
+int kernel_socket_server::getsockname(EndPoint& addr) { return get_socket_name(fd_, addr); }
+int kernel_socket_server::getpeername(EndPoint& addr) { return get_peer_name(fd_, addr); }
+int kernel_socket_server::getsockname(char* path, size_t count) {
     return get_socket_name(fd_, path, count);
 }
-int KernelSocketServer::getpeername(char* path, size_t count) {
+int kernel_socket_server::getpeername(char* path, size_t count) {
     return get_peer_name(fd_, path, count);
 }
 

@@ -1,4 +1,4 @@
-// KernelSocketStream: a connected kernel socket whose calls park the
+// kernel_socket_stream: a connected kernel socket whose calls park the
 // coroutine on EAGAIN. It owns its fd, so its waits are edge-triggered (no
 // syscall per wait) and it tells the engine before it closes the fd. A recv
 // that finds data returns without any wait, so a handler that loops on
@@ -43,12 +43,12 @@ struct iov_scratch {
 };
 }  // namespace
 
-KernelSocketStream::~KernelSocketStream() {
+kernel_socket_stream::~kernel_socket_stream() {
     if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
     close();
 }
 
-int KernelSocketStream::close() {
+int kernel_socket_stream::close() {
     ahead_.drop();
     if (fd_ < 0) return 0;
     int r = close_watched_fd(fd_);
@@ -56,7 +56,7 @@ int KernelSocketStream::close() {
     return r;
 }
 
-int KernelSocketStream::shutdown(ShutdownHow how) {
+int kernel_socket_stream::shutdown(ShutdownHow how) {
     static const int kHow[] = {SHUT_RD, SHUT_WR, SHUT_RDWR};
     return ::shutdown(fd_, kHow[(int)how]);
 }
@@ -66,8 +66,8 @@ int KernelSocketStream::shutdown(ShutdownHow how) {
 // the next edge first and saves that syscall (nginx reasons the same way).
 // The engine keeps edges that came meanwhile, so none is missed. "Asked"
 // is what went to the kernel: an injected short transfer drains nothing.
-ssize_t KernelSocketStream::transfer(bool& short_before, uint32_t event, const struct iovec* iov,
-                                     int iovcnt, int flags, lazy_timeout& t, bool sending) {
+ssize_t kernel_socket_stream::transfer(bool& short_before, uint32_t event, const struct iovec* iov,
+                                       int iovcnt, int flags, lazy_timeout& t, bool sending) {
     size_t asked = 0;
     if (flags & MSG_DONTWAIT) {  // the caller wants EAGAIN, not a wait
         short_before = false;
@@ -85,8 +85,8 @@ ssize_t KernelSocketStream::transfer(bool& short_before, uint32_t event, const s
     return r;
 }
 
-ssize_t KernelSocketStream::syscall_once(const struct iovec* iov, int iovcnt, int flags,
-                                         bool sending, size_t* asked) {
+ssize_t kernel_socket_stream::syscall_once(const struct iovec* iov, int iovcnt, int flags,
+                                           bool sending, size_t* asked) {
     struct iovec one;
     if (fault::armed(fault::SHORT_IO) && !(flags & MSG_WAITALL) && may_cut(flags, sending))
         iov = maybe_short(iov, iovcnt, one);
@@ -100,13 +100,13 @@ ssize_t KernelSocketStream::syscall_once(const struct iovec* iov, int iovcnt, in
     return sending ? ::sendmsg(fd_, &msg, flags) : ::recvmsg(fd_, &msg, flags);
 }
 
-ssize_t KernelSocketStream::recv_once(const struct iovec* iov, int iovcnt, int flags,
-                                      lazy_timeout& t) {
+ssize_t kernel_socket_stream::recv_once(const struct iovec* iov, int iovcnt, int flags,
+                                        lazy_timeout& t) {
     return transfer(recv_short_, kRead, iov, iovcnt, flags, t, false);
 }
 
-ssize_t KernelSocketStream::send_once(const struct iovec* iov, int iovcnt, int flags,
-                                      lazy_timeout& t) {
+ssize_t kernel_socket_stream::send_once(const struct iovec* iov, int iovcnt, int flags,
+                                        lazy_timeout& t) {
     if (flags & ZEROCOPY_FLAG) return send_zerocopy(iov, iovcnt, flags & ~ZEROCOPY_FLAG, t);
     // MSG_NOSIGNAL: EPIPE, never SIGPIPE.
     return transfer(send_short_, kWrite, iov, iovcnt, flags | MSG_NOSIGNAL, t, true);
@@ -115,8 +115,8 @@ ssize_t KernelSocketStream::send_once(const struct iovec* iov, int iovcnt, int f
 // Buffered bytes come first (MSG_PEEK leaves them there). Then a small
 // plain read goes through the read-ahead buffer; anything else (large
 // reads, other flags) goes to the kernel as asked.
-ssize_t KernelSocketStream::recv_some(const struct iovec* iov, int iovcnt, int flags,
-                                      lazy_timeout& t) {
+ssize_t kernel_socket_stream::recv_some(const struct iovec* iov, int iovcnt, int flags,
+                                        lazy_timeout& t) {
     if (ahead_.size()) {
         size_t n = ahead_.take(iov, iovcnt, flags & MSG_PEEK);
         if (!(flags & MSG_WAITALL) || n == iov_bytes(iov, iovcnt)) return (ssize_t)n;
@@ -135,8 +135,8 @@ ssize_t KernelSocketStream::recv_some(const struct iovec* iov, int iovcnt, int f
 
 // Parks (holding no buffer) until the socket is readable, then takes what
 // the kernel has, up to read_ahead::kSize, and hands out the front.
-ssize_t KernelSocketStream::recv_ahead(const struct iovec* iov, int iovcnt, int flags,
-                                       lazy_timeout& t) {
+ssize_t kernel_socket_stream::recv_ahead(const struct iovec* iov, int iovcnt, int flags,
+                                         lazy_timeout& t) {
     bool dontwait = flags & MSG_DONTWAIT;
     bool wait = recv_short_ && !dontwait;
     uint32_t event = kRead;
@@ -175,25 +175,25 @@ ssize_t KernelSocketStream::recv_ahead(const struct iovec* iov, int iovcnt, int 
     }
 }
 
-ssize_t KernelSocketStream::recv(void* buf, size_t count, int flags) {
+ssize_t kernel_socket_stream::recv(void* buf, size_t count, int flags) {
     struct iovec iov = {buf, count};
     return recv(&iov, 1, flags);
 }
 
-ssize_t KernelSocketStream::recv(const struct iovec* iov, int iovcnt, int flags) {
+ssize_t kernel_socket_stream::recv(const struct iovec* iov, int iovcnt, int flags) {
     if (!ahead_.size() && take_deferred(read_err_)) return -1;
     lazy_timeout t(timeout_);
     return recv_some(iov, iovcnt, flags, t);
 }
 
-ssize_t KernelSocketStream::send(const void* buf, size_t count, int flags) {
+ssize_t kernel_socket_stream::send(const void* buf, size_t count, int flags) {
     if (take_deferred(write_err_)) return -1;
     struct iovec iov = {const_cast<void*>(buf), count};
     lazy_timeout t(timeout_);
     return send_once(&iov, 1, flags, t);
 }
 
-ssize_t KernelSocketStream::send_now(const void* buf, size_t count) {
+ssize_t kernel_socket_stream::send_now(const void* buf, size_t count) {
     if (write_err_) {  // left for the next send() to report
         errno = write_err_;
         return -1;
@@ -207,47 +207,47 @@ ssize_t KernelSocketStream::send_now(const void* buf, size_t count) {
     return r;
 }
 
-ssize_t KernelSocketStream::send(const struct iovec* iov, int iovcnt, int flags) {
+ssize_t kernel_socket_stream::send(const struct iovec* iov, int iovcnt, int flags) {
     if (take_deferred(write_err_)) return -1;
     lazy_timeout t(timeout_);
     return send_once(iov, iovcnt, flags, t);
 }
 
-ssize_t KernelSocketStream::read(void* buf, size_t count) {
+ssize_t kernel_socket_stream::read(void* buf, size_t count) {
     struct iovec iov = {buf, count};
     return readv_mutable(&iov, 1);
 }
 
-ssize_t KernelSocketStream::readv(const struct iovec* iov, int iovcnt) {
+ssize_t kernel_socket_stream::readv(const struct iovec* iov, int iovcnt) {
     iov_scratch copy(iov, iovcnt);
     return readv_mutable(copy.v, iovcnt);
 }
 
-bool KernelSocketStream::take_deferred(int& err) {
+bool kernel_socket_stream::take_deferred(int& err) {
     if (!err) return false;
     errno = err;
     err = 0;
     return true;
 }
 
-ssize_t KernelSocketStream::readv_mutable(struct iovec* iov, int iovcnt) {
+ssize_t kernel_socket_stream::readv_mutable(struct iovec* iov, int iovcnt) {
     if (!ahead_.size() && take_deferred(read_err_)) return -1;
     lazy_timeout t(timeout_);  // one deadline for the whole call
     return doio_all(
         iov, iovcnt, [&](struct iovec* v, int n) { return recv_some(v, n, 0, t); }, &read_err_);
 }
 
-ssize_t KernelSocketStream::write(const void* buf, size_t count) {
+ssize_t kernel_socket_stream::write(const void* buf, size_t count) {
     struct iovec iov = {const_cast<void*>(buf), count};
     return writev_mutable(&iov, 1);
 }
 
-ssize_t KernelSocketStream::writev(const struct iovec* iov, int iovcnt) {
+ssize_t kernel_socket_stream::writev(const struct iovec* iov, int iovcnt) {
     iov_scratch copy(iov, iovcnt);
     return writev_mutable(copy.v, iovcnt);
 }
 
-ssize_t KernelSocketStream::writev_mutable(struct iovec* iov, int iovcnt) {
+ssize_t kernel_socket_stream::writev_mutable(struct iovec* iov, int iovcnt) {
     if (take_deferred(write_err_)) return -1;
     lazy_timeout t(timeout_);
     return doio_all(
@@ -263,7 +263,7 @@ ssize_t KernelSocketStream::writev_mutable(struct iovec* iov, int iovcnt) {
         &write_err_);
 }
 
-ssize_t KernelSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
+ssize_t kernel_socket_stream::sendfile(int in_fd, off_t offset, size_t count) {
     lazy_timeout t(timeout_);
     size_t done = 0;
     while (done < count) {
@@ -279,24 +279,24 @@ ssize_t KernelSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
     return (ssize_t)done;
 }
 
-Object* KernelSocketStream::get_underlay_object(uint64_t recursion) {
+Object* kernel_socket_stream::get_underlay_object(uint64_t recursion) {
     return (Object*)(intptr_t)fd_;  // Photon's convention: the fd, for any recursion
 }
 
-int KernelSocketStream::setsockopt(int level, int name, const void* value, socklen_t len) {
+int kernel_socket_stream::setsockopt(int level, int name, const void* value, socklen_t len) {
     return ::setsockopt(fd_, level, name, value, len);
 }
 
-int KernelSocketStream::getsockopt(int level, int name, void* value, socklen_t* len) {
+int kernel_socket_stream::getsockopt(int level, int name, void* value, socklen_t* len) {
     return ::getsockopt(fd_, level, name, value, len);
 }
 
-int KernelSocketStream::getsockname(EndPoint& addr) { return get_socket_name(fd_, addr); }
-int KernelSocketStream::getpeername(EndPoint& addr) { return get_peer_name(fd_, addr); }
-int KernelSocketStream::getsockname(char* path, size_t count) {
+int kernel_socket_stream::getsockname(EndPoint& addr) { return get_socket_name(fd_, addr); }
+int kernel_socket_stream::getpeername(EndPoint& addr) { return get_peer_name(fd_, addr); }
+int kernel_socket_stream::getsockname(char* path, size_t count) {
     return get_socket_name(fd_, path, count);
 }
-int KernelSocketStream::getpeername(char* path, size_t count) {
+int kernel_socket_stream::getpeername(char* path, size_t count) {
     return get_peer_name(fd_, path, count);
 }
 

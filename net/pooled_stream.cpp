@@ -9,11 +9,11 @@ namespace net {
 
 namespace {
 // Not the owner: the destructor decides where the connection goes.
-class PooledStream : public ForwardSocketStream {
+class pooled_stream : public ForwardSocketStream {
 public:
-    PooledStream(stream_home* home, std::string key, ISocketStream* conn)
+    pooled_stream(stream_home* home, std::string key, ISocketStream* conn)
         : ForwardSocketStream(conn, false), home_(home), key_(std::move(key)) {}
-    ~PooledStream() override {
+    ~pooled_stream() override {
         if (reusable_)
             home_->give_back(key_, underlay_);
         else
@@ -95,7 +95,7 @@ private:
 }  // namespace
 
 ISocketStream* new_pooled_stream(stream_home* home, std::string key, ISocketStream* conn) {
-    return new PooledStream(home, std::move(key), conn);
+    return new pooled_stream(home, std::move(key), conn);
 }
 
 }  // namespace net

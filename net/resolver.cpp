@@ -21,9 +21,9 @@ namespace photon {
 namespace net {
 
 namespace {
-class DefaultResolver : public TimedResolver {
+class default_resolver : public timed_resolver {
 public:
-    DefaultResolver(uint64_t ttl, uint64_t timeout, lookup_fn fn)
+    default_resolver(uint64_t ttl, uint64_t timeout, lookup_fn fn)
         : ttl_(ttl), timeout_(timeout), lookup_(fn ? fn : &default_lookup) {}
 
     IPAddr resolve(std::string_view host) override { return resolve_within(host, Timeout()); }
@@ -94,11 +94,11 @@ private:
 }  // namespace
 
 Resolver* new_default_resolver(uint64_t cache_ttl, uint64_t resolve_timeout) {
-    return new DefaultResolver(cache_ttl, resolve_timeout, nullptr);
+    return new default_resolver(cache_ttl, resolve_timeout, nullptr);
 }
 
-TimedResolver* new_timed_resolver(uint64_t cache_ttl, uint64_t resolve_timeout, lookup_fn lookup) {
-    return new DefaultResolver(cache_ttl, resolve_timeout, lookup);
+timed_resolver* new_timed_resolver(uint64_t cache_ttl, uint64_t resolve_timeout, lookup_fn lookup) {
+    return new default_resolver(cache_ttl, resolve_timeout, lookup);
 }
 
 }  // namespace net

@@ -20,7 +20,7 @@ namespace net {
 // an answer that comes after the caller gave up is dropped by the lookup.
 using lookup_fn = int (*)(std::string_view name, std::vector<IPAddr>& ret, Timeout timeout);
 
-class TimedResolver : public Resolver {
+class timed_resolver : public Resolver {
 public:
     // As resolve(host), with a lookup bounded by `timeout` too (as well as
     // by the resolver's own resolve_timeout): undefined() with ETIMEDOUT
@@ -30,8 +30,8 @@ public:
 
 // new_default_resolver's resolver, looking names up with `lookup`
 // (gethostbyname_nb when null).
-TimedResolver* new_timed_resolver(uint64_t cache_ttl, uint64_t resolve_timeout,
-                                  lookup_fn lookup = nullptr);
+timed_resolver* new_timed_resolver(uint64_t cache_ttl, uint64_t resolve_timeout,
+                                   lookup_fn lookup = nullptr);
 
 }  // namespace net
 }  // namespace photon

@@ -27,10 +27,10 @@ namespace photon {
 namespace net {
 
 namespace {
-class TcpSocketPool : public ISocketPool, public stream_home {
+class tcp_socket_pool : public ISocketPool, public stream_home {
 public:
-    explicit TcpSocketPool(const SocketPoolArgs& a) : args_(a) {}
-    ~TcpSocketPool() override;
+    explicit tcp_socket_pool(const SocketPoolArgs& a) : args_(a) {}
+    ~tcp_socket_pool() override;
     int start_reaper();
 
     ISocketStream* connect(const EndPoint& remote, const EndPoint* local = nullptr) override {
@@ -102,7 +102,7 @@ private:
 // Alive for reuse: a non-blocking peek finds neither EOF, an error nor stray
 // data (a reply nobody read would confuse the next user).
 bool still_idle(ISocketStream* s) {
-    if (auto k = dynamic_cast<KernelSocketStream*>(s); k && k->buffered()) return false;
+    if (auto k = dynamic_cast<kernel_socket_stream*>(s); k && k->buffered()) return false;
     int fd = s->get_underlay_fd();
     if (fd < 0) return true;  // not a kernel socket: trust it
     char c;
@@ -110,7 +110,7 @@ bool still_idle(ISocketStream* s) {
     return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-TcpSocketPool::~TcpSocketPool() {
+tcp_socket_pool::~tcp_socket_pool() {
     stopping_ = true;
     if (reaper_) {
         thread_interrupt(reaper_, ECANCELED);
@@ -120,7 +120,7 @@ TcpSocketPool::~TcpSocketPool() {
     if (args_.client_ownership) delete args_.sockclient;
 }
 
-int TcpSocketPool::start_reaper() {
+int tcp_socket_pool::start_reaper() {
     bool expires = args_.expiration != -1ULL;
     if (!expires && !args_.heartbeater) return 0;
     reaper_ = thread_create(&reaper_entry, this, 64 * 1024, 0, THREAD_DAEMON);
@@ -129,8 +129,8 @@ int TcpSocketPool::start_reaper() {
     return 0;
 }
 
-ISocketStream* TcpSocketPool::connect(std::string_view key, std::string_view domain, uint16_t port,
-                                      const EndPoint* local) {
+ISocketStream* tcp_socket_pool::connect(std::string_view key, std::string_view domain,
+                                        uint16_t port, const EndPoint* local) {
     if (auto s = take(key)) return s;
     if (!resolver_) resolver_.reset(new_default_resolver());
     IPAddr ip = resolver_->resolve(domain);
@@ -140,7 +140,7 @@ ISocketStream* TcpSocketPool::connect(std::string_view key, std::string_view dom
     return lend(key, s);
 }
 
-ISocketStream* TcpSocketPool::take(std::string_view key) {
+ISocketStream* tcp_socket_pool::take(std::string_view key) {
     for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {  // newest first
         if (it->key != key) continue;
         ISocketStream* s = it->stream;
@@ -153,7 +153,7 @@ ISocketStream* TcpSocketPool::take(std::string_view key) {
     return nullptr;
 }
 
-ISocketStream* TcpSocketPool::lend(std::string_view key, ISocketStream* s) {
+ISocketStream* tcp_socket_pool::lend(std::string_view key, ISocketStream* s) {
     if (!s) return nullptr;  // the client logged why
     if (args_.enable_tcp_keepalive) {
         int one = 1, idle = args_.tcp_keepalive_time, intvl = args_.tcp_keepalive_intvl,
@@ -166,7 +166,7 @@ ISocketStream* TcpSocketPool::lend(std::string_view key, ISocketStream* s) {
     return new_pooled_stream(this, std::string(key), s);
 }
 
-void TcpSocketPool::give_back(const std::string& key, ISocketStream* s) {
+void tcp_socket_pool::give_back(const std::string& key, ISocketStream* s) {
     if (stopping_) {
         delete s;
         return;
@@ -177,7 +177,7 @@ void TcpSocketPool::give_back(const std::string& key, ISocketStream* s) {
 }
 
 // Microseconds until the reaper has work; -1 if none is due.
-uint64_t TcpSocketPool::next_wake() const {
+uint64_t tcp_socket_pool::next_wake() const {
     uint64_t t = __update_now(), best = -1ULL;
     auto until = [&](uint64_t since, uint64_t span) {
         if (span == -1ULL) return;
@@ -192,7 +192,7 @@ uint64_t TcpSocketPool::next_wake() const {
     return best;
 }
 
-void TcpSocketPool::run_heartbeats() {
+void tcp_socket_pool::run_heartbeats() {
     uint64_t t = __update_now();
     std::list<idle_conn> due;
     for (auto it = idle_.begin(); it != idle_.end();) {
@@ -210,7 +210,7 @@ void TcpSocketPool::run_heartbeats() {
     }
 }
 
-void TcpSocketPool::reap() {
+void tcp_socket_pool::reap() {
     while (!stopping_) {
         reaper_sleeps_ = true;
         thread_usleep(next_wake());  // cut short by give_back() and the dtor
@@ -228,8 +228,8 @@ void TcpSocketPool::reap() {
     }
 }
 
-void* TcpSocketPool::reaper_entry(void* self) {
-    static_cast<TcpSocketPool*>(self)->reap();
+void* tcp_socket_pool::reaper_entry(void* self) {
+    static_cast<tcp_socket_pool*>(self)->reap();
     return nullptr;
 }
 }  // namespace
@@ -241,7 +241,7 @@ using namespace photon::net;
 
 extern "C" ISocketPool* new_tcp_socket_pool(const SocketPoolArgs& args) {
     if (!args.sockclient) LOG_ERROR_RETURN(EINVAL, nullptr, "socket pool: no client");
-    auto pool = new TcpSocketPool(args);
+    auto pool = new tcp_socket_pool(args);
     if (pool->start_reaper() < 0) {
         delete pool;
         return nullptr;

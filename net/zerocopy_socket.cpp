@@ -86,9 +86,9 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> ahead_;
 };
 
-class ZerocopySocketStream : public KernelSocketStream {
+class zerocopy_socket_stream : public kernel_socket_stream {
 public:
-    explicit ZerocopySocketStream(int fd) : KernelSocketStream(fd) {
+    explicit zerocopy_socket_stream(int fd) : kernel_socket_stream(fd) {
         int one = 1;
         // Without SO_ZEROCOPY the kernel ignores MSG_ZEROCOPY: we copy then.
         errqueue_ok_ = ::setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) == 0;
@@ -109,32 +109,32 @@ private:
     int broken_ = 0;       // a send whose release we could not await
 };
 
-ssize_t ZerocopySocketStream::send_once(const struct iovec* iov, int iovcnt, int flags,
-                                        lazy_timeout& t) {
+ssize_t zerocopy_socket_stream::send_once(const struct iovec* iov, int iovcnt, int flags,
+                                          lazy_timeout& t) {
     if (broken_)
         LOG_ERROR_RETURN(EIO, -1, "zero-copy stream broken by an earlier ", ERRNO(broken_));
     bool forced = flags & ZEROCOPY_FLAG;
     flags &= ~ZEROCOPY_FLAG;
     if (forced || (!copied_ && total_len(iov, iovcnt) >= kZerocopyMin))
         return send_zerocopy(iov, iovcnt, flags, t);
-    return KernelSocketStream::send_once(iov, iovcnt, flags, t);
+    return kernel_socket_stream::send_once(iov, iovcnt, flags, t);
 }
 
-ssize_t ZerocopySocketStream::send_zerocopy(const struct iovec* iov, int iovcnt, int flags,
-                                            lazy_timeout& t) {
+ssize_t zerocopy_socket_stream::send_zerocopy(const struct iovec* iov, int iovcnt, int flags,
+                                              lazy_timeout& t) {
     if (master_event_engine_kind() == INIT_EVENT_IOURING || !errqueue_ok_)
-        return KernelSocketStream::send_zerocopy(iov, iovcnt, flags, t);
+        return kernel_socket_stream::send_zerocopy(iov, iovcnt, flags, t);
     return send_errqueue(iov, iovcnt, flags, t);
 }
 
-ssize_t ZerocopySocketStream::send_errqueue(const struct iovec* iov, int iovcnt, int flags,
-                                            lazy_timeout& t) {
+ssize_t zerocopy_socket_stream::send_errqueue(const struct iovec* iov, int iovcnt, int flags,
+                                              lazy_timeout& t) {
     struct msghdr msg = make_msg(iov, iovcnt);
     flags |= MSG_ZEROCOPY | MSG_NOSIGNAL;
     ssize_t r =
         doio(fd_, EVENT_WRITE | EDGE_TRIGGERED, t, [&] { return ::sendmsg(fd_, &msg, flags); });
     if (r < 0 && errno == ENOBUFS)  // over the socket's optmem for pinned pages
-        return KernelSocketStream::send_once(iov, iovcnt, flags & ~MSG_ZEROCOPY, t);
+        return kernel_socket_stream::send_once(iov, iovcnt, flags & ~MSG_ZEROCOPY, t);
     if (r <= 0) return r;  // a failed send takes no sequence number
     if (wait_released(zc_.next(), t.get()) < 0) {
         // The kernel may still read the buffer, and the caller cannot tell
@@ -145,7 +145,7 @@ ssize_t ZerocopySocketStream::send_errqueue(const struct iovec* iov, int iovcnt,
     return r;
 }
 
-int ZerocopySocketStream::wait_released(uint32_t seq, Timeout t) {
+int zerocopy_socket_stream::wait_released(uint32_t seq, Timeout t) {
     while (!zc_.released(seq)) {
         int n = drain_errqueue();
         if (n < 0) return -1;
@@ -165,7 +165,7 @@ int ZerocopySocketStream::wait_released(uint32_t seq, Timeout t) {
 }
 
 // Reads every notification queued now; how many, or -1.
-int ZerocopySocketStream::drain_errqueue() {
+int zerocopy_socket_stream::drain_errqueue() {
     for (int n = 0;; n++) {
         char control[CMSG_SPACE(sizeof(struct sock_extended_err)) * 4];
         struct msghdr msg = {};
@@ -185,13 +185,13 @@ int ZerocopySocketStream::drain_errqueue() {
     }
 }
 
-ISocketStream* make_zerocopy_stream(int fd) { return new ZerocopySocketStream(fd); }
+ISocketStream* make_zerocopy_stream(int fd) { return new zerocopy_socket_stream(fd); }
 }  // namespace
 
 // For any kernel stream: io_uring's SEND_ZC (on the master ring, else the
 // vCPU's sidecar ring); a plain copying send where io_uring lacks it.
-ssize_t KernelSocketStream::send_zerocopy(const struct iovec* iov, int iovcnt, int flags,
-                                          lazy_timeout& t) {
+ssize_t kernel_socket_stream::send_zerocopy(const struct iovec* iov, int iovcnt, int flags,
+                                            lazy_timeout& t) {
     flags |= MSG_NOSIGNAL;
     ssize_t r;
     if (iovcnt == 1) {
@@ -201,7 +201,7 @@ ssize_t KernelSocketStream::send_zerocopy(const struct iovec* iov, int iovcnt, i
         r = iouring_sendmsg_zc(fd_, &msg, (uint32_t)flags, t.get());
     }
     if (r >= 0 || !zc_unsupported(errno)) return r;
-    return KernelSocketStream::send_once(iov, iovcnt, flags, t);  // not virtual: no loop
+    return kernel_socket_stream::send_once(iov, iovcnt, flags, t);  // not virtual: no loop
 }
 
 }  // namespace net
@@ -210,8 +210,8 @@ ssize_t KernelSocketStream::send_zerocopy(const struct iovec* iov, int iovcnt, i
 using namespace photon::net;
 
 extern "C" ISocketClient* new_zerocopy_tcp_client() {
-    return new KernelSocketClient(AF_INET, &make_zerocopy_stream);
+    return new kernel_socket_client(AF_INET, &make_zerocopy_stream);
 }
 extern "C" ISocketServer* new_zerocopy_tcp_server() {
-    return new KernelSocketServer(AF_INET, &make_zerocopy_stream);
+    return new kernel_socket_server(AF_INET, &make_zerocopy_stream);
 }

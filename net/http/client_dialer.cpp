@@ -55,7 +55,7 @@ struct Dialer::home_state {
     spinlock lock;  // orders the two ends: the parts are handed over once
     std::atomic<bool> dialer_gone{false};
     std::atomic<bool> home_gone{false};
-    std::unique_ptr<TimedResolver> resolver;
+    std::unique_ptr<timed_resolver> resolver;
     std::unique_ptr<ISocketClient> tcp;
     std::vector<IPAddr> tcp_bind_ips;  // tcp's
     std::unique_ptr<ISocketPool> pool;

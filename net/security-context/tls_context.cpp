@@ -1,4 +1,4 @@
-// TLSContextImpl: an SSL_CTX with PEM loading from memory or files, lazy
+// tls_context_impl: an SSL_CTX with PEM loading from memory or files, lazy
 // system-CA trust for verifying clients, ALPN and SNI callbacks.
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -58,9 +58,9 @@ void log_openssl_error(const char* what) {
     LOG_ERROR(what, ": ", all.empty() ? "no OpenSSL reason" : all.c_str());
 }
 
-TLSContextImpl::~TLSContextImpl() { SSL_CTX_free(ctx_); }
+tls_context_impl::~tls_context_impl() { SSL_CTX_free(ctx_); }
 
-int TLSContextImpl::init(TLSVersion version) {
+int tls_context_impl::init(TLSVersion version) {
     ctx_ = SSL_CTX_new(TLS_method());
     if (!ctx_) {
         log_openssl_error("SSL_CTX_new failed");
@@ -85,7 +85,7 @@ int TLSContextImpl::init(TLSVersion version) {
     return 0;
 }
 
-int TLSContextImpl::set_session_cache_size(size_t entries) {
+int tls_context_impl::set_session_cache_size(size_t entries) {
     if (entries == 0) {
         SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_OFF);
         return 0;
@@ -97,12 +97,12 @@ int TLSContextImpl::set_session_cache_size(size_t entries) {
     return 0;
 }
 
-int TLSContextImpl::set_pass_phrase(const char* pass) {
+int tls_context_impl::set_pass_phrase(const char* pass) {
     pass_ = pass ? pass : "";
     return 0;
 }
 
-int TLSContextImpl::set_cert(const char* cert_str) {
+int tls_context_impl::set_cert(const char* cert_str) {
     if (!cert_str) LOG_ERROR_RETURN(EINVAL, -1, "set_cert: no PEM");
     ERR_clear_error();
     auto bio = mem_bio(cert_str);
@@ -121,7 +121,7 @@ int TLSContextImpl::set_cert(const char* cert_str) {
     return 0;
 }
 
-int TLSContextImpl::use_pkey_bio(BIO* bio, const char* passphrase, const char* what) {
+int tls_context_impl::use_pkey_bio(BIO* bio, const char* passphrase, const char* what) {
     const char* pass = passphrase ? passphrase : pass_.c_str();
     EVP_PKEY* key =
         bio ? PEM_read_bio_PrivateKey(bio, nullptr, &pem_password, (void*)pass) : nullptr;
@@ -136,14 +136,14 @@ int TLSContextImpl::use_pkey_bio(BIO* bio, const char* passphrase, const char* w
     return 0;
 }
 
-int TLSContextImpl::set_pkey(const char* key_str, const char* passphrase) {
+int tls_context_impl::set_pkey(const char* key_str, const char* passphrase) {
     if (!key_str) LOG_ERROR_RETURN(EINVAL, -1, "set_pkey: no PEM");
     ERR_clear_error();
     return use_pkey_bio(mem_bio(key_str).get(), passphrase,
                         "set_pkey: bad key, wrong passphrase or not the cert's key");
 }
 
-int TLSContextImpl::set_cert_file(const char* path) {
+int tls_context_impl::set_cert_file(const char* path) {
     ERR_clear_error();
     if (!path || SSL_CTX_use_certificate_chain_file(ctx_, path) != 1) {
         log_openssl_error("set_cert_file failed");
@@ -153,7 +153,7 @@ int TLSContextImpl::set_cert_file(const char* path) {
     return 0;
 }
 
-int TLSContextImpl::set_pkey_file(const char* path, const char* passphrase) {
+int tls_context_impl::set_pkey_file(const char* path, const char* passphrase) {
     ERR_clear_error();
     bio_ptr bio(path ? BIO_new_file(path, "r") : nullptr);
     if (!bio) {
@@ -164,13 +164,13 @@ int TLSContextImpl::set_pkey_file(const char* path, const char* passphrase) {
     return use_pkey_bio(bio.get(), passphrase, "set_pkey_file: bad key or passphrase");
 }
 
-int TLSContextImpl::set_verify_mode(VerifyMode mode) {
+int tls_context_impl::set_verify_mode(VerifyMode mode) {
     verify_set_ = true;
     verify_ = mode;
     return 0;
 }
 
-int TLSContextImpl::verify_bits(SecurityRole role) {
+int tls_context_impl::verify_bits(SecurityRole role) {
     int bits = (int)verify_;
     if (!verify_set_) bits = role == SecurityRole::Client ? SSL_VERIFY_PEER : SSL_VERIFY_NONE;
     // Clients with no CA of their own trust the system store, loaded once.
@@ -183,7 +183,7 @@ int TLSContextImpl::verify_bits(SecurityRole role) {
     return bits;
 }
 
-int TLSContextImpl::set_ca_cert(const char* ca_cert_str) {
+int tls_context_impl::set_ca_cert(const char* ca_cert_str) {
     if (!ca_cert_str) LOG_ERROR_RETURN(EINVAL, -1, "set_ca_cert: no PEM");
     ERR_clear_error();
     auto bio = mem_bio(ca_cert_str);
@@ -204,7 +204,7 @@ int TLSContextImpl::set_ca_cert(const char* ca_cert_str) {
     return 0;
 }
 
-int TLSContextImpl::set_ca_file(const char* ca_file, const char* ca_path) {
+int tls_context_impl::set_ca_file(const char* ca_file, const char* ca_path) {
     ERR_clear_error();
     if ((!ca_file && !ca_path) || SSL_CTX_load_verify_locations(ctx_, ca_file, ca_path) != 1) {
         log_openssl_error("set_ca_file failed");
@@ -225,7 +225,7 @@ int alpn_wire(const std::vector<estring_view>& protos, std::string* wire) {
     return 0;
 }
 
-int TLSContextImpl::set_alpn_protos(const std::vector<estring_view>& protos) {
+int tls_context_impl::set_alpn_protos(const std::vector<estring_view>& protos) {
     std::string wire;
     if (alpn_wire(protos, &wire) < 0) return -1;
     // SSL_CTX_set_alpn_protos returns 0 on success.
@@ -235,14 +235,14 @@ int TLSContextImpl::set_alpn_protos(const std::vector<estring_view>& protos) {
     return 0;
 }
 
-int TLSContextImpl::set_alpn_select_cb(AlpnSelect cb) {
+int tls_context_impl::set_alpn_select_cb(alpn_selector cb) {
     alpn_cb_ = cb;
     return 0;
 }
 
-int TLSContextImpl::on_alpn(SSL*, const unsigned char** out, unsigned char* outlen,
-                            const unsigned char* in, unsigned int inlen, void* arg) {
-    auto self = static_cast<TLSContextImpl*>(arg);
+int tls_context_impl::on_alpn(SSL*, const unsigned char** out, unsigned char* outlen,
+                              const unsigned char* in, unsigned int inlen, void* arg) {
+    auto self = static_cast<tls_context_impl*>(arg);
     if (!self->alpn_cb_) {
         if (self->alpn_wire_.empty()) return SSL_TLSEXT_ERR_NOACK;
         auto server = (const unsigned char*)self->alpn_wire_.data();
@@ -264,7 +264,7 @@ int TLSContextImpl::on_alpn(SSL*, const unsigned char** out, unsigned char* outl
     return SSL_TLSEXT_ERR_NOACK;
 }
 
-int TLSContextImpl::add_sni_context(const char* hostname, TLSContext* ctx) {
+int tls_context_impl::add_sni_context(const char* hostname, TLSContext* ctx) {
     if (!hostname || !*hostname) LOG_ERROR_RETURN(EINVAL, -1, "add_sni_context: no hostname");
     std::string key(hostname);
     for (auto& c : key) c = (char)tolower((unsigned char)c);
@@ -272,14 +272,14 @@ int TLSContextImpl::add_sni_context(const char* hostname, TLSContext* ctx) {
         sni_.erase(key);
         return 0;
     }
-    auto impl = dynamic_cast<TLSContextImpl*>(ctx);
+    auto impl = dynamic_cast<tls_context_impl*>(ctx);
     if (!impl) LOG_ERROR_RETURN(EINVAL, -1, "add_sni_context: not a TLS context of ours");
     sni_[key] = impl;
     return 0;
 }
 
-int TLSContextImpl::on_servername(SSL* ssl, int*, void* arg) {
-    auto self = static_cast<TLSContextImpl*>(arg);
+int tls_context_impl::on_servername(SSL* ssl, int*, void* arg) {
+    auto self = static_cast<tls_context_impl*>(arg);
     const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     if (!name || self->sni_.empty()) return SSL_TLSEXT_ERR_OK;
     std::string key(name);
@@ -292,7 +292,7 @@ int TLSContextImpl::on_servername(SSL* ssl, int*, void* arg) {
 
 TLSContext* new_tls_context(const char* cert_str, const char* key_str, const char* passphrase,
                             TLSVersion version) {
-    std::unique_ptr<TLSContextImpl> c(new TLSContextImpl);
+    std::unique_ptr<tls_context_impl> c(new tls_context_impl);
     if (c->init(version) < 0) return nullptr;
     if (passphrase) c->set_pass_phrase(passphrase);
     if (cert_str && c->set_cert(cert_str) < 0) return nullptr;
@@ -302,7 +302,7 @@ TLSContext* new_tls_context(const char* cert_str, const char* key_str, const cha
 
 TLSContext* new_tls_context_from_files(const char* cert_file, const char* key_file,
                                        const char* passphrase, TLSVersion version) {
-    std::unique_ptr<TLSContextImpl> c(new TLSContextImpl);
+    std::unique_ptr<tls_context_impl> c(new tls_context_impl);
     if (c->init(version) < 0) return nullptr;
     if (passphrase) c->set_pass_phrase(passphrase);
     if (cert_file && c->set_cert_file(cert_file) < 0) return nullptr;

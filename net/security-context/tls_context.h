@@ -22,11 +22,11 @@ std::string openssl_errors();
 // each prefixed with its length. 0, or -1 EINVAL (a name empty or over 255).
 int alpn_wire(const std::vector<estring_view>& protos, std::string* wire);
 
-class TLSContextImpl : public TLSContext {
+class tls_context_impl : public TLSContext {
 public:
-    using AlpnSelect = Delegate<estring_view, const std::vector<estring_view>&>;
+    using alpn_selector = Delegate<estring_view, const std::vector<estring_view>&>;
 
-    ~TLSContextImpl() override;
+    ~tls_context_impl() override;
     int init(TLSVersion version);
 
     int set_pass_phrase(const char* pass) override;
@@ -34,7 +34,7 @@ public:
     int set_pkey(const char* key_str, const char* passphrase) override;
     int set_verify_mode(VerifyMode mode) override;
     int set_alpn_protos(const std::vector<estring_view>& protos) override;
-    int set_alpn_select_cb(AlpnSelect cb) override;
+    int set_alpn_select_cb(alpn_selector cb) override;
     int set_ca_cert(const char* ca_cert_str) override;
     int set_ca_file(const char* ca_file, const char* ca_path) override;
     int set_cert_file(const char* path) override;
@@ -64,9 +64,9 @@ private:
     bool has_ca_ = false;       // set_ca_* trusted something
     std::once_flag system_ca_;  // default verify paths loaded
     std::string alpn_wire_;     // length-prefixed, as on the wire
-    AlpnSelect alpn_cb_;
-    std::map<std::string, TLSContextImpl*> sni_;  // lower-case host -> context
-    uint64_t handshake_timeout_ = 30'000'000;     // server streams, from creation
+    alpn_selector alpn_cb_;
+    std::map<std::string, tls_context_impl*> sni_;  // lower-case host -> context
+    uint64_t handshake_timeout_ = 30'000'000;       // server streams, from creation
 };
 
 }  // namespace net

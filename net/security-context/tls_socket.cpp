@@ -15,9 +15,9 @@ namespace net {
 
 namespace {
 
-class TLSSocketClient : public ForwardSocketClient {
+class tls_socket_client : public ForwardSocketClient {
 public:
-    TLSSocketClient(TLSContext* ctx, ISocketClient* base, bool own)
+    tls_socket_client(TLSContext* ctx, ISocketClient* base, bool own)
         : ForwardSocketClient(base, own), ctx_(ctx) {}
 
     ISocketStream* connect(const EndPoint& remote, const EndPoint* local = nullptr) override {
@@ -65,11 +65,11 @@ struct tls_conn_state {
 
 // Owns its base by hand, not through ForwardSocketServer: the base goes
 // before the connections' shared state lets go of it.
-class TLSSocketServer : public ForwardSocketServer {
+class tls_socket_server : public ForwardSocketServer {
 public:
-    TLSSocketServer(TLSContext* ctx, ISocketServer* base, bool own)
+    tls_socket_server(TLSContext* ctx, ISocketServer* base, bool own)
         : ForwardSocketServer(base, false), state_(new tls_conn_state{ctx, {}, base}), own_(own) {}
-    ~TLSSocketServer() override {
+    ~tls_socket_server() override {
         underlay_->terminate();
         if (own_) {
             delete underlay_;
@@ -110,12 +110,12 @@ private:
 
 ISocketClient* new_tls_client(TLSContext* ctx, ISocketClient* base, bool ownership) {
     if (!ctx || !base) LOG_ERROR_RETURN(EINVAL, nullptr, "new_tls_client: no context or base");
-    return new TLSSocketClient(ctx, base, ownership);
+    return new tls_socket_client(ctx, base, ownership);
 }
 
 ISocketServer* new_tls_server(TLSContext* ctx, ISocketServer* base, bool ownership) {
     if (!ctx || !base) LOG_ERROR_RETURN(EINVAL, nullptr, "new_tls_server: no context or base");
-    return new TLSSocketServer(ctx, base, ownership);
+    return new tls_socket_server(ctx, base, ownership);
 }
 
 }  // namespace net

@@ -1,4 +1,4 @@
-// TLSSocketStream: the memory BIO, the handshake, reads, writes and
+// tls_socket_stream: the memory BIO, the handshake, reads, writes and
 // close_notify. See tls_stream.h for why OpenSSL never calls the base stream.
 #include "tls_stream.h"
 
@@ -33,7 +33,9 @@ void clear_ssl_errors() {
 
 // The BIO OpenSSL reads and writes: the stream's buffers, never the network.
 struct tls_bio {
-    static TLSSocketStream* self(BIO* b) { return static_cast<TLSSocketStream*>(BIO_get_data(b)); }
+    static tls_socket_stream* self(BIO* b) {
+        return static_cast<tls_socket_stream*>(BIO_get_data(b));
+    }
 
     static int write(BIO* b, const char* data, size_t n, size_t* done) {
         auto s = self(b);
@@ -95,28 +97,28 @@ struct tls_bio {
     }
 };
 
-TLSSocketStream::TLSSocketStream(TLSContextImpl* ctx, ISocketStream* base, SecurityRole role,
-                                 bool own)
+tls_socket_stream::tls_socket_stream(tls_context_impl* ctx, ISocketStream* base, SecurityRole role,
+                                     bool own)
     : ForwardSocketStream(base, own),
       ctx_(ctx),
       role_(role),
       timeout_(base->timeout()),
       hs_deadline_(role == SecurityRole::Server ? ctx->handshake_timeout() : UINT64_MAX) {}
 
-TLSSocketStream::~TLSSocketStream() {
+tls_socket_stream::~tls_socket_stream() {
     close();
     SSL_free(ssl_);
 }
 
-size_t TLSSocketStream::send_direct(const char* data, size_t n) {
+size_t tls_socket_stream::send_direct(const char* data, size_t n) {
     // Handshake flights stay in out_ and leave in one send.
     if (!kernel_base_ || !handshaken_ || flushing_ || !out_.empty() || err_ || send_err_) return 0;
     ssize_t r = kernel_base_->send_now(data, n);
     return r < 0 ? 0 : (size_t)r;  // errors: send_now keeps them for flush_output
 }
 
-int TLSSocketStream::init() {
-    kernel_base_ = dynamic_cast<KernelSocketStream*>(underlay_);
+int tls_socket_stream::init() {
+    kernel_base_ = dynamic_cast<kernel_socket_stream*>(underlay_);
     in_.reset(new char[kInCap]);
     ssl_ = SSL_new(ctx_->ssl_ctx());
     BIO_METHOD* m = tls_bio::method();
@@ -136,7 +138,7 @@ int TLSSocketStream::init() {
     return 0;
 }
 
-int TLSSocketStream::set_hostname(const char* host) {
+int tls_socket_stream::set_hostname(const char* host) {
     if (!host || !*host) LOG_ERROR_RETURN(EINVAL, -1, "TLS hostname is empty");
     if (handshaken_) LOG_ERROR_RETURN(EISCONN, -1, "TLS hostname set after the handshake");
     ERR_clear_error();
@@ -153,7 +155,7 @@ int TLSSocketStream::set_hostname(const char* host) {
     return 0;
 }
 
-int TLSSocketStream::set_alpn_protos(const std::vector<estring_view>& protos) {
+int tls_socket_stream::set_alpn_protos(const std::vector<estring_view>& protos) {
     if (handshaken_) LOG_ERROR_RETURN(EISCONN, -1, "ALPN protocols set after the handshake");
     std::string wire;
     if (alpn_wire(protos, &wire) < 0) return -1;
@@ -163,14 +165,14 @@ int TLSSocketStream::set_alpn_protos(const std::vector<estring_view>& protos) {
     return 0;
 }
 
-std::string_view TLSSocketStream::alpn_selected() const {
+std::string_view tls_socket_stream::alpn_selected() const {
     const unsigned char* p = nullptr;
     unsigned int n = 0;
     SSL_get0_alpn_selected(ssl_, &p, &n);
     return p ? std::string_view((const char*)p, n) : std::string_view();
 }
 
-void TLSSocketStream::timeout(uint64_t tm) {
+void tls_socket_stream::timeout(uint64_t tm) {
     timeout_ = tm;
     underlay_->timeout(tm);
 }
@@ -179,7 +181,7 @@ void TLSSocketStream::timeout(uint64_t tm) {
 // knows per-call timeouts. Setting and calling do not yield in between, so
 // a reader and a writer each get their own.
 template <typename F>
-ssize_t TLSSocketStream::with_deadline(Timeout& t, F f) {
+ssize_t tls_socket_stream::with_deadline(Timeout& t, F f) {
     if (t.expiration() == UINT64_MAX) return f();
     underlay_->timeout(t.timeout());
     ssize_t r = f();
@@ -190,7 +192,7 @@ ssize_t TLSSocketStream::with_deadline(Timeout& t, F f) {
 }
 
 // Refills in_ from base once it is used up. 1: data, 0: EOF, -1: errno.
-int TLSSocketStream::fill_input(Timeout& t) {
+int tls_socket_stream::fill_input(Timeout& t) {
     if (read_lock_.lock(t) < 0) return -1;
     DEFER(read_lock_.unlock());
     if (in_pos_ < in_len_) return 1;  // another coroutine filled it meanwhile
@@ -208,7 +210,7 @@ int TLSSocketStream::fill_input(Timeout& t) {
 
 // Sends out_. must = false (readers): if someone is sending already, it
 // sends our bytes too, as it loops until out_ is empty; don't wait for it.
-int TLSSocketStream::flush_output(Timeout& t, bool must) {
+int tls_socket_stream::flush_output(Timeout& t, bool must) {
     if (out_.empty() && !must) return 0;
     if (write_lock_.try_lock() != 0) {
         if (!must) return 0;
@@ -233,7 +235,7 @@ int TLSSocketStream::flush_output(Timeout& t, bool must) {
 
 // Maps a failed SSL call to errno, logs it (the first failure only) and
 // makes it sticky. Returns -1.
-int TLSSocketStream::fatal(int ssl_ret, const char* op) {
+int tls_socket_stream::fatal(int ssl_ret, const char* op) {
     if (err_) {
         errno = err_;
         return -1;
@@ -264,7 +266,7 @@ int TLSSocketStream::fatal(int ssl_ret, const char* op) {
     return -1;
 }
 
-int TLSSocketStream::handshake(Timeout t) {
+int tls_socket_stream::handshake(Timeout t) {
     if (handshaken_) return 0;
     if (err_ || send_err_) {
         errno = err_ ? err_ : send_err_;
@@ -295,7 +297,7 @@ int TLSSocketStream::handshake(Timeout t) {
 }
 
 // One SSL_read. may_wait = false: -1 EAGAIN instead of waiting for base.
-ssize_t TLSSocketStream::ssl_read(void* buf, size_t n, Timeout& t, bool may_wait) {
+ssize_t tls_socket_stream::ssl_read(void* buf, size_t n, Timeout& t, bool may_wait) {
     if (handshake(t) < 0) return -1;
     while (true) {
         if (got_close_notify_) return 0;
@@ -331,7 +333,7 @@ ssize_t TLSSocketStream::ssl_read(void* buf, size_t n, Timeout& t, bool may_wait
     }
 }
 
-ssize_t TLSSocketStream::ssl_write(const void* buf, size_t n, Timeout& t) {
+ssize_t tls_socket_stream::ssl_write(const void* buf, size_t n, Timeout& t) {
     if (handshake(t) < 0) return -1;
     if (err_ || send_err_ || sent_close_notify_) {
         errno = err_ ? err_ : send_err_ ? send_err_ : EPIPE;
@@ -347,7 +349,7 @@ ssize_t TLSSocketStream::ssl_write(const void* buf, size_t n, Timeout& t) {
 
 // fill: read() semantics (fill iov unless EOF); else recv(): wait for the
 // first bytes only, then take what has arrived already.
-ssize_t TLSSocketStream::read_iov(const struct iovec* iov, int iovcnt, bool fill) {
+ssize_t tls_socket_stream::read_iov(const struct iovec* iov, int iovcnt, bool fill) {
     if (read_err_) {
         errno = read_err_;
         read_err_ = 0;
@@ -375,7 +377,7 @@ ssize_t TLSSocketStream::read_iov(const struct iovec* iov, int iovcnt, bool fill
 
 // all: write() semantics; else send(): at most one chunk. Small iovecs are
 // gathered so that a header and a body share a record.
-ssize_t TLSSocketStream::write_iov(const struct iovec* iov, int iovcnt, bool all) {
+ssize_t tls_socket_stream::write_iov(const struct iovec* iov, int iovcnt, bool all) {
     if (write_err_) {
         errno = write_err_;
         write_err_ = 0;
@@ -411,38 +413,38 @@ ssize_t TLSSocketStream::write_iov(const struct iovec* iov, int iovcnt, bool all
     return (ssize_t)done;
 }
 
-ssize_t TLSSocketStream::read(void* buf, size_t count) {
+ssize_t tls_socket_stream::read(void* buf, size_t count) {
     struct iovec iov = {buf, count};
     return read_iov(&iov, 1, true);
 }
-ssize_t TLSSocketStream::readv(const struct iovec* iov, int iovcnt) {
+ssize_t tls_socket_stream::readv(const struct iovec* iov, int iovcnt) {
     return read_iov(iov, iovcnt, true);
 }
-ssize_t TLSSocketStream::recv(void* buf, size_t count, int) {
+ssize_t tls_socket_stream::recv(void* buf, size_t count, int) {
     struct iovec iov = {buf, count};
     return read_iov(&iov, 1, false);
 }
-ssize_t TLSSocketStream::recv(const struct iovec* iov, int iovcnt, int) {
+ssize_t tls_socket_stream::recv(const struct iovec* iov, int iovcnt, int) {
     return read_iov(iov, iovcnt, false);
 }
-ssize_t TLSSocketStream::write(const void* buf, size_t count) {
+ssize_t tls_socket_stream::write(const void* buf, size_t count) {
     struct iovec iov = {const_cast<void*>(buf), count};
     return write_iov(&iov, 1, true);
 }
-ssize_t TLSSocketStream::writev(const struct iovec* iov, int iovcnt) {
+ssize_t tls_socket_stream::writev(const struct iovec* iov, int iovcnt) {
     return write_iov(iov, iovcnt, true);
 }
-ssize_t TLSSocketStream::send(const void* buf, size_t count, int) {
+ssize_t tls_socket_stream::send(const void* buf, size_t count, int) {
     struct iovec iov = {const_cast<void*>(buf), count};
     return write_iov(&iov, 1, false);
 }
-ssize_t TLSSocketStream::send(const struct iovec* iov, int iovcnt, int) {
+ssize_t tls_socket_stream::send(const struct iovec* iov, int iovcnt, int) {
     return write_iov(iov, iovcnt, false);
 }
 
 // No kTLS: the file is read here (pread blocks the vCPU briefly on a page
 // cache miss) and encrypted like any write.
-ssize_t TLSSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
+ssize_t tls_socket_stream::sendfile(int in_fd, off_t offset, size_t count) {
     std::unique_ptr<char[]> buf(new char[kWriteChunk]);
     size_t done = 0;
     while (done < count) {
@@ -459,7 +461,7 @@ ssize_t TLSSocketStream::sendfile(int in_fd, off_t offset, size_t count) {
     return (ssize_t)done;
 }
 
-void TLSSocketStream::send_close_notify() {
+void tls_socket_stream::send_close_notify() {
     if (!handshaken_ || err_ || send_err_ || sent_close_notify_) return;
     sent_close_notify_ = true;
     Timeout t(timeout_);
@@ -469,12 +471,12 @@ void TLSSocketStream::send_close_notify() {
     ERR_clear_error();
 }
 
-int TLSSocketStream::shutdown(ShutdownHow how) {
+int tls_socket_stream::shutdown(ShutdownHow how) {
     if (how != ShutdownHow::Read) send_close_notify();
     return underlay_->shutdown(how);
 }
 
-int TLSSocketStream::close() {
+int tls_socket_stream::close() {
     if (closed_) return 0;
     closed_ = true;
     send_close_notify();
@@ -485,9 +487,9 @@ int TLSSocketStream::close() {
 
 ISocketStream* make_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole role,
                                bool ownership, bool handshake_now) {
-    auto impl = dynamic_cast<TLSContextImpl*>(ctx);
+    auto impl = dynamic_cast<tls_context_impl*>(ctx);
     if (!impl || !base) LOG_ERROR_RETURN(EINVAL, nullptr, "new_tls_stream: no context or base");
-    std::unique_ptr<TLSSocketStream> s(new TLSSocketStream(impl, base, role, ownership));
+    std::unique_ptr<tls_socket_stream> s(new tls_socket_stream(impl, base, role, ownership));
     if (s->init() < 0) return nullptr;
     // A failed handshake (logged, sticky) fails the stream's I/O, as in
     // Photon, whose handlers use the stream without a check.
@@ -501,8 +503,8 @@ ISocketStream* new_tls_stream(TLSContext* ctx, ISocketStream* base, SecurityRole
 }
 
 namespace {
-TLSSocketStream* as_tls(ISocketStream* s) {
-    auto t = dynamic_cast<TLSSocketStream*>(s);
+tls_socket_stream* as_tls(ISocketStream* s) {
+    auto t = dynamic_cast<tls_socket_stream*>(s);
     if (!t) errno = EINVAL;
     return t;
 }

@@ -1,4 +1,4 @@
-// TLSSocketStream: a TLS session over a base ISocketStream. Private header
+// tls_socket_stream: a TLS session over a base ISocketStream. Private header
 // of net/security-context/. Socket options and names are the base's; the
 // I/O, close, shutdown and timeout are the session's own.
 //
@@ -25,12 +25,12 @@
 namespace photon {
 namespace net {
 
-class KernelSocketStream;
+class kernel_socket_stream;
 
-class TLSSocketStream : public ForwardSocketStream {
+class tls_socket_stream : public ForwardSocketStream {
 public:
-    TLSSocketStream(TLSContextImpl* ctx, ISocketStream* base, SecurityRole role, bool own);
-    ~TLSSocketStream() override;
+    tls_socket_stream(tls_context_impl* ctx, ISocketStream* base, SecurityRole role, bool own);
+    ~tls_socket_stream() override;
     int init();  // -1 with errno if OpenSSL cannot make the session
     int handshake(Timeout t);
     int set_hostname(const char* host);
@@ -72,8 +72,8 @@ private:
     // send leaves is copied to out_. Set when base is a kernel socket.
     size_t send_direct(const char* data, size_t n);
 
-    TLSContextImpl* ctx_;
-    KernelSocketStream* kernel_base_ = nullptr;
+    tls_context_impl* ctx_;
+    kernel_socket_stream* kernel_base_ = nullptr;
     SecurityRole role_;
     SSL* ssl_ = nullptr;
     uint64_t timeout_;
