@@ -44,7 +44,7 @@ void write_all(int fd, const char* p, size_t n) {
 }
 
 // Per-level ANSI colours, one SGR byte per level in one atomic word.
-class LevelColors {
+class level_colors {
 public:
     int set(int level, unsigned char code) {
         if (level < ALOG_DEBUG || level > ALOG_AUDIT) return errno = EINVAL, -1;
@@ -80,9 +80,9 @@ void with_color(unsigned code, const char* begin, size_t n, Sink sink) {
 }
 
 // Writes lines to an fd: a single write() per line, which O_APPEND files and pipes keep whole.
-class FdLogOutput : public ILogOutput {
+class fd_log_output : public ILogOutput {
 public:
-    constexpr explicit FdLogOutput(int fd) : fd_(fd) {}
+    constexpr explicit fd_log_output(int fd) : fd_(fd) {}
 
     void write(int level, const char* begin, const char* end) override {
         throttle();
@@ -112,10 +112,10 @@ protected:
 
     int fd_;
     std::atomic<uint64_t> throttle_{UINT64_MAX}, window_{0}, lines_{0};
-    LevelColors colors_;
+    level_colors colors_;
 };
 
-class NullLogOutput final : public ILogOutput {
+class null_log_output final : public ILogOutput {
 public:
     void write(int, const char*, const char*) override {}
     int get_log_file_fd() override { return -1; }
@@ -137,10 +137,10 @@ void rotate_files(const std::string& fn, int max_files) {
     for (int i = max_files - 2; i >= 0; --i) ::rename(name(i).c_str(), name(i + 1).c_str());
 }
 
-class FileLogOutput final : public FdLogOutput {
+class file_log_output final : public fd_log_output {
 public:
-    FileLogOutput(int fd, const char* fn, uint64_t rotate_limit, int max_files)
-        : FdLogOutput(fd),
+    file_log_output(int fd, const char* fn, uint64_t rotate_limit, int max_files)
+        : fd_log_output(fd),
           fn_(fn ? fn : ""),
           limit_(fn ? rotate_limit : UINT64_MAX),
           max_files_(max_files) {
@@ -151,7 +151,7 @@ public:
     void write(int level, const char* begin, const char* end) override {
         uint64_t n = uint64_t(end - begin);
         if (limit_ != UINT64_MAX) rotate_if_full(n);
-        FdLogOutput::write(level, begin, end);
+        fd_log_output::write(level, begin, end);
         size_ += n;
     }
     void destruct() override {
@@ -188,15 +188,15 @@ private:
 // Lines queue in memory shards and a background OS thread writes them to `out_` in batches.
 // A shard is a mutex-guarded byte string: a writer appends its (coloured) line, and wakes the
 // worker only when the shard was empty, since a non-empty shard already has a drain coming.
-class AsyncLogOutput final : public ILogOutput {
+class async_log_output final : public ILogOutput {
 public:
-    AsyncLogOutput(ILogOutput* out, int shards) : out_(out) {
-        for (int i = 0; i < shards; ++i) shards_.emplace_back(new Shard);
+    async_log_output(ILogOutput* out, int shards) : out_(out) {
+        for (int i = 0; i < shards; ++i) shards_.emplace_back(new shard);
     }
     // false + errno if the worker thread cannot start.
     bool start() {
         try {
-            worker_ = std::thread(&AsyncLogOutput::run, this);
+            worker_ = std::thread(&async_log_output::run, this);
         } catch (const std::system_error& e) {
             errno = e.code().value() ? e.code().value() : EAGAIN;
             return false;
@@ -206,7 +206,7 @@ public:
 
     void write(int level, const char* begin, const char* end) override {
         thread_local uint64_t turn = 0;
-        Shard& sh = *shards_[turn++ & (shards_.size() - 1)];
+        shard& sh = *shards_[turn++ & (shards_.size() - 1)];
         bool was_empty = false;
         with_color(colors_.get(level), begin, size_t(end - begin), [&](const char* p, size_t n) {
             std::unique_lock<std::mutex> lock(sh.mutex);
@@ -245,7 +245,7 @@ private:
     static constexpr size_t kShardBytes = 1024 * 1024;
     static constexpr size_t kBatchBytes = 64 * 1024;
 
-    struct Shard {
+    struct shard {
         std::mutex mutex;
         std::condition_variable space;
         std::string data;
@@ -288,8 +288,8 @@ private:
     }
 
     ILogOutput* out_;
-    std::vector<std::unique_ptr<Shard>> shards_;
-    LevelColors colors_;
+    std::vector<std::unique_ptr<shard>> shards_;
+    level_colors colors_;
     std::mutex wake_mutex_;
     std::condition_variable wake_;
     bool pending_ = false, stopping_ = false;  // guarded by wake_mutex_
@@ -297,9 +297,9 @@ private:
 };
 
 // Constant-initialised, trivially destructible: usable before main() and after exit().
-FdLogOutput stdout_output(1);
-FdLogOutput stderr_output(2);
-NullLogOutput null_output;
+fd_log_output stdout_output(1);
+fd_log_output stderr_output(2);
+null_log_output null_output;
 ILogOutput* owned_file_output = nullptr;  // set by log_output_file()
 
 void install_file_output(ILogOutput* out) {
@@ -369,14 +369,14 @@ ILogOutput* new_log_output_file(const char* fn, uint64_t rotate_limit, int max_l
         rotate_files(fn, std::max(max_log_files, 1));
     int fd = open_log(fn);
     if (fd < 0) LOG_ERRNO_RETURN(0, nullptr, "failed to open log file `", fn);
-    auto out = new FileLogOutput(fd, fn, rotate_limit, std::max(max_log_files, 1));
+    auto out = new file_log_output(fd, fn, rotate_limit, std::max(max_log_files, 1));
     out->set_throttle(throttle);
     return out;
 }
 
 ILogOutput* new_log_output_file(int fd, uint64_t throttle) {
     if (fd < 0) LOG_ERROR_RETURN(EBADF, nullptr, "invalid log fd ", fd);
-    auto out = new FileLogOutput(fd, nullptr, UINT64_MAX, 1);
+    auto out = new file_log_output(fd, nullptr, UINT64_MAX, 1);
     out->set_throttle(throttle);
     return out;
 }
@@ -385,7 +385,7 @@ ILogOutput* new_async_log_output(ILogOutput* output, int num_of_queues) {
     if (!output) LOG_ERROR_RETURN(EINVAL, nullptr, "no output to write to");
     int shards = std::min(std::max(num_of_queues, 1), 128);
     shards = 1 << (31 - __builtin_clz(unsigned(shards)));  // a power of two, rounded down
-    auto out = new AsyncLogOutput(output, shards);
+    auto out = new async_log_output(output, shards);
     if (!out->start()) {
         int e = errno;
         delete out;

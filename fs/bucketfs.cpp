@@ -50,17 +50,17 @@ void fill_stat(struct stat* st, const std::string& key, bool dir, size_t size, t
     st->st_mtime = st->st_ctime = st->st_atime = mtime;
 }
 
-class BucketFs;
+class bucket_fs;
 
-class ReadFile : public VirtualReadOnlyFile {
-    BucketFs* fs_;
+class read_file : public VirtualReadOnlyFile {
+    bucket_fs* fs_;
     objstore::Client* c_;
     std::string key_;
     size_t size_;
     time_t mtime_;
 
 public:
-    ReadFile(BucketFs* fs, objstore::Client* c, std::string key, size_t size, time_t mtime)
+    read_file(bucket_fs* fs, objstore::Client* c, std::string key, size_t size, time_t mtime)
         : fs_(fs), c_(c), key_(std::move(key)), size_(size), mtime_(mtime) {}
     IFileSystem* filesystem() override;
     ssize_t pread(void* buf, size_t count, off_t offset) override {
@@ -77,8 +77,8 @@ public:
 
 // Sequential writes into part_size buffers, uploaded as parts; the object is
 // made on close()/fsync().
-class WriteFile : public VirtualFile {
-    BucketFs* fs_;
+class write_file : public VirtualFile {
+    bucket_fs* fs_;
     objstore::Client* c_;
     std::string key_;
     size_t part_size_;
@@ -89,11 +89,11 @@ class WriteFile : public VirtualFile {
     bool done_ = false, failed_ = false;
 
 public:
-    WriteFile(BucketFs* fs, objstore::Client* c, std::string key, size_t part_size)
+    write_file(bucket_fs* fs, objstore::Client* c, std::string key, size_t part_size)
         : fs_(fs), c_(c), key_(std::move(key)), part_size_(part_size) {
         buf_.reserve(part_size_);
     }
-    ~WriteFile() override { close(); }
+    ~write_file() override { close(); }
     IFileSystem* filesystem() override;
 
     ssize_t pwrite(const void* data, size_t count, off_t offset) override {
@@ -166,13 +166,13 @@ private:
     }
 };
 
-class BucketDir : public DIR {
+class bucket_dir : public DIR {
     std::vector<std::pair<std::string, bool>> entries_;  // name, is_dir
     size_t pos_ = 0;
     struct dirent de_;
 
 public:
-    explicit BucketDir(std::vector<std::pair<std::string, bool>>&& e) : entries_(std::move(e)) {}
+    explicit bucket_dir(std::vector<std::pair<std::string, bool>>&& e) : entries_(std::move(e)) {}
     int closedir() override { return 0; }
     struct dirent* get() override {
         if (pos_ >= entries_.size()) return nullptr;
@@ -193,15 +193,15 @@ public:
     long long telldir() override { return (long long)pos_; }
 };
 
-class BucketFs : public IFileSystem {
+class bucket_fs : public IFileSystem {
     objstore::Client* c_;
     bool own_;
     size_t part_size_;
 
 public:
-    BucketFs(objstore::Client* c, bool own, size_t part)
+    bucket_fs(objstore::Client* c, bool own, size_t part)
         : c_(c), own_(own), part_size_(std::max(part, kMinPart)) {}
-    ~BucketFs() override {
+    ~bucket_fs() override {
         if (own_) delete c_;
     }
 
@@ -239,13 +239,13 @@ public:
                     LOG_ERROR_RETURN(ENOTSUP, nullptr, "bucketfs: ` would be updated in place",
                                      key);
             }
-            return new WriteFile(this, c_, key, part_size_);
+            return new write_file(this, c_, key, part_size_);
         }
         int k = kind(key, &m);
         if (k < 0) return nullptr;
         if (k == 0) return errno = ENOENT, nullptr;
         if (k == 2) return errno = EISDIR, nullptr;
-        return new ReadFile(this, c_, key, m.size, m.has_mtime() ? m.mtime : 0);
+        return new read_file(this, c_, key, m.size, m.has_mtime() ? m.mtime : 0);
     }
     IFile* creat(const char* path, mode_t mode) override {
         return open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
@@ -389,18 +389,18 @@ public:
         if (k == 1) return errno = ENOTDIR, nullptr;
         std::vector<std::pair<std::string, bool>> e;
         if (list_dir(key, &e) < 0) return nullptr;
-        return new BucketDir(std::move(e));
+        return new bucket_dir(std::move(e));
     }
 };
 
-IFileSystem* ReadFile::filesystem() { return fs_; }
-IFileSystem* WriteFile::filesystem() { return fs_; }
+IFileSystem* read_file::filesystem() { return fs_; }
+IFileSystem* write_file::filesystem() { return fs_; }
 
 }  // namespace
 
 IFileSystem* new_bucket_fs(objstore::Client* client, bool ownership, size_t part_size) {
     if (!client) LOG_ERROR_RETURN(EINVAL, nullptr, "bucketfs: no client");
-    return new BucketFs(client, ownership, part_size);
+    return new bucket_fs(client, ownership, part_size);
 }
 
 }  // namespace fs

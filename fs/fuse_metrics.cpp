@@ -27,7 +27,7 @@ fuse_metrics::~fuse_metrics() {
     if (id_ > 0) metrics::unregister_collector(id_);
 }
 
-fuse_metrics::Op fuse_metrics::op_of(uint32_t opcode) {
+fuse_metrics::fuse_op fuse_metrics::op_of(uint32_t opcode) {
     switch (opcode) {
         case FUSE_LOOKUP:
             return LOOKUP;
@@ -64,7 +64,7 @@ fuse_metrics::Op fuse_metrics::op_of(uint32_t opcode) {
     }
 }
 
-fuse_metrics::Error fuse_metrics::error_of(int err) {
+fuse_metrics::error_kind fuse_metrics::error_of(int err) {
     switch (err) {
         case ENOENT:
             return NOENT;

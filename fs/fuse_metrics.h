@@ -20,7 +20,7 @@ namespace fs {
 
 class fuse_metrics {
 public:
-    enum Op {
+    enum fuse_op {
         LOOKUP,
         GETATTR,
         SETATTR,
@@ -38,7 +38,7 @@ public:
         OTHER,
         kOps
     };
-    enum Error { NOENT, ACCESS, NOSYS, NOMEM, INTR, OTHER_ERROR, kErrors };
+    enum error_kind { NOENT, ACCESS, NOSYS, NOMEM, INTR, OTHER_ERROR, kErrors };
 
     fuse_metrics();
     ~fuse_metrics();
@@ -56,8 +56,8 @@ public:
     void read_bytes(uint64_t n) { add(read_, n); }
     void written_bytes(uint64_t n) { add(written_, n); }
 
-    static Op op_of(uint32_t opcode);
-    static Error error_of(int err);
+    static fuse_op op_of(uint32_t opcode);
+    static error_kind error_of(int err);
 
 private:
     static void add(std::atomic<uint64_t>& c, uint64_t n) {

@@ -362,7 +362,7 @@ void* skeleton_impl::run(void* arg) {
     }
     ResponseSender sender(req, &Request::send_reply);
     static thread_local uint32_t t_seq = 0;
-    metrics::SampledTimer timer(t_seq);
+    metrics::sampled_timer timer(t_seq);
     int r = req->func(&req->body, sender, c.stream);
     if (timer.sampled()) sk->metrics_.handler_time(timer.elapsed_us());
     // A function that failed without replying: tell the caller why.

@@ -262,12 +262,12 @@ struct dump_view {
     int vcpu_id;
 };
 
-struct Formatter {
-    Formatter(const ThreadDumpOptions& o, std::string* s) : opt(o), out(s) {}
+struct formatter {
+    formatter(const ThreadDumpOptions& o, std::string* s) : opt(o), out(s) {}
 
     const ThreadDumpOptions& opt;
     std::string* out;
-    SymbolNames names;
+    symbol_names names;
 
     // Per pc, the frame as text ("0x... name") and as JSON ({"pc":..,"symbol":..}).
     std::unordered_map<const void*, std::string> frame_text, frame_json;
@@ -492,7 +492,7 @@ int thread_dump(std::string* out, const ThreadDumpOptions& opt) {
         if (!done) p->abandoned = true;
         views.push_back({done ? p : nullptr, p->vcpu_id});
     }
-    Formatter f(opt, out);
+    formatter f(opt, out);
     f.run(views, monotonic_ns() - t0);
     for (auto& w : views) delete w.part;
     return 0;

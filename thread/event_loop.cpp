@@ -10,10 +10,10 @@
 
 namespace {
 
-class EventLoopImpl : public EventLoop {
+class event_loop_impl : public EventLoop {
 public:
-    EventLoopImpl(Wait4Events wait, OnEvents on_event) : wait_(wait), on_event_(on_event) {}
-    ~EventLoopImpl() override { stop(); }
+    event_loop_impl(Wait4Events wait, OnEvents on_event) : wait_(wait), on_event_(on_event) {}
+    ~event_loop_impl() override { stop(); }
 
     void run() override {
         if (m_state != STOP) return;
@@ -45,7 +45,7 @@ public:
 
 private:
     static void* entry(void* self) {
-        static_cast<EventLoopImpl*>(self)->loop();
+        static_cast<event_loop_impl*>(self)->loop();
         return nullptr;
     }
 
@@ -73,7 +73,7 @@ private:
 }  // namespace
 
 EventLoop* new_event_loop(EventLoop::Wait4Events wait, EventLoop::OnEvents on_event) {
-    auto loop = new (std::nothrow) EventLoopImpl(wait, on_event);
+    auto loop = new (std::nothrow) event_loop_impl(wait, on_event);
     if (!loop) LOG_ERROR_RETURN(ENOMEM, nullptr, "new_event_loop: out of memory");
     return loop;
 }

@@ -188,7 +188,7 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
         bool waited = false;
         if (!v->has_standby.load(std::memory_order_seq_cst) &&
             !v->dump.load(std::memory_order_seq_cst)) {
-            if (IdleWait* engine = v->idle_wait) {
+            if (idle_wait_engine* engine = v->idle_wait) {
                 put(v->ctr.engine_interval, t > v->engine_polled ? t - v->engine_polled : 0);
                 ssize_t n = engine->wait_and_fire_events(timeout);
                 if (n > 0) bump(v->ctr.io_completed[VCPU_IO_MASTER], (uint64_t)n);
@@ -216,7 +216,7 @@ void idle_until_runnable(vcpu_t* v, thread* on_stack) {
 void notify_vcpu(vcpu_t* v) {
     std::atomic_thread_fence(std::memory_order_seq_cst);            // standby published first
     if (!v->idle_sleeping.load(std::memory_order_seq_cst)) return;  // it will look anyway
-    if (IdleWait* engine = v->idle_wait) {
+    if (idle_wait_engine* engine = v->idle_wait) {
         engine->cancel_wait();
     } else {
         v->futex_word.fetch_add(1, std::memory_order_release);
@@ -227,7 +227,7 @@ void notify_vcpu(vcpu_t* v) {
 void vcpu_maintenance(vcpu_t* v, thread* on_stack) {
     run_due(v);
     if (v->dump.load(std::memory_order_relaxed)) serve_dump(v, on_stack);
-    IdleWait* engine = v->idle_wait;
+    idle_wait_engine* engine = v->idle_wait;
     uint64_t t = clock_now();
     if (engine && t - v->engine_polled >= kEnginePollUs) {
         put(v->ctr.engine_interval, t > v->engine_polled ? t - v->engine_polled : 0);

@@ -230,7 +230,7 @@ void check(vcpu_t* v, void* arg) {
     c->out.push_back(r);
 }
 
-std::string format(const report& r, SymbolNames& names) {
+std::string format(const report& r, symbol_names& names) {
     char buf[256];
     std::string text;
     if (r.sampled) {
@@ -264,7 +264,7 @@ std::string format(const report& r, SymbolNames& names) {
 void run(detector* d) {
     unsigned budget = 0;
     uint64_t budget_at = 0;
-    SymbolNames names;
+    symbol_names names;
     std::unique_lock<std::mutex> lock(g_mu);
     while (!d->stop) {
         SlowTurnOptions opt = g_opt;

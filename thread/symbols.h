@@ -35,7 +35,7 @@ __attribute__((no_sanitize("address"))) inline size_t walk_frames(uintptr_t fp, 
 
 // Addresses to names ("function+0xoff", demangled, or "(binary+0xoff)"), each looked up
 // once per instance.
-class SymbolNames {
+class symbol_names {
 public:
     const std::string& of(const void* addr, bool return_address) {
         auto it = cache_.find(addr);

@@ -247,7 +247,7 @@ void spin_yield() { sched_yield(); }
 
 vcpu_base* get_vcpu(thread* th) { return th ? th->vcpu : nullptr; }
 
-void set_vcpu_idle_wait(vcpu_base* v, IdleWait* w) {
+void set_vcpu_idle_wait(vcpu_base* v, idle_wait_engine* w) {
     if (!v) return;
     auto vt = static_cast<vcpu_t*>(v);
     vt->idle_wait = w;

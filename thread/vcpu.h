@@ -102,9 +102,9 @@ struct vcpu_t : vcpu_base {
     intrusive_list<thread> standby;
     std::atomic<bool> has_standby{false};
     std::atomic<bool> idle_sleeping{false};
-    std::atomic<uint32_t> futex_word{0};  // idle wait without an event engine
-    IdleWait* idle_wait = nullptr;        // the master event engine (set_vcpu_idle_wait)
-    const char* idle_wait_name = "none";  // its name, static: read by the metrics
+    std::atomic<uint32_t> futex_word{0};    // idle wait without an event engine
+    idle_wait_engine* idle_wait = nullptr;  // the master event engine (set_vcpu_idle_wait)
+    const char* idle_wait_name = "none";    // its name, static: read by the metrics
     // For debuggers: every coroutine of this vCPU (main, daemons and the
     // migrated-in included), and the list of all vCPUs (vcpu.cpp).
     thread* all_head = nullptr;

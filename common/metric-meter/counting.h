@@ -19,9 +19,9 @@ constexpr bool kCounting = true;
 // histogram of handler times: two clock reads and a shared histogram on every call were 0.5% of
 // a 4 KiB HTTP request and 1.4% of a small RPC call (doc/performance-notebook.md). `seq` is the
 // site's own thread_local count, so that sites sharing a thread do not skew each other's sample.
-class SampledTimer {
+class sampled_timer {
 public:
-    explicit SampledTimer(uint32_t& seq) : sampled_(kCounting && (++seq & 15) == 0) {
+    explicit sampled_timer(uint32_t& seq) : sampled_(kCounting && (++seq & 15) == 0) {
         if (sampled_) t0_ = std::chrono::steady_clock::now();
     }
     bool sampled() const { return sampled_; }

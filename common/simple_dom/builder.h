@@ -32,10 +32,10 @@ private:
     size_t arena_left_ = 0;
 };
 
-class Builder {
+class builder {
 public:
     // At most max_nodes nodes (a bound on what aliases may expand to).
-    explicit Builder(Document* doc, size_t max_nodes = MAX_NODES);
+    explicit builder(Document* doc, size_t max_nodes = MAX_NODES);
     // A leaf (string, number ...) in the container open now, or the root if none is.
     void leaf(str key, str value, uint8_t type);
     // A container; what follows until close() are its children.

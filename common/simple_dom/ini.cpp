@@ -64,7 +64,7 @@ const NodeImpl* parse_ini(Document* doc, char* text, size_t size) {
     }
     std::stable_sort(items.begin(), items.end(),
                      [](const Item& a, const Item& b) { return a.section < b.section; });
-    Builder b(doc);
+    builder b(doc);
     b.open(str(), str(), NodeImpl::OBJECT);
     for (size_t i = 0; i < items.size();) {
         b.open(items[i].section, str(), NodeImpl::OBJECT);

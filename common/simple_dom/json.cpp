@@ -15,10 +15,10 @@ namespace {
 
 // rapidjson's in-situ stream concept over [begin, end): reads past the end see '\0'. Writes
 // (unescaped strings) never pass the read position.
-class BoundedInsituStream {
+class bounded_insitu_stream {
 public:
     typedef char Ch;
-    BoundedInsituStream(char* begin, char* end) : src_(begin), end_(end), head_(begin) {}
+    bounded_insitu_stream(char* begin, char* end) : src_(begin), end_(end), head_(begin) {}
     Ch Peek() const { return src_ < end_ ? *src_ : '\0'; }
     Ch Take() { return src_ < end_ ? *src_++ : '\0'; }
     size_t Tell() const { return (size_t)(src_ - head_); }
@@ -48,7 +48,7 @@ private:
 // Copied into the number parser and written back, as rapidjson does for its own in-situ stream:
 // raw numbers are taken from where the copy started.
 template <>
-struct rapidjson::StreamTraits<photon::SimpleDOM::detail::BoundedInsituStream> {
+struct rapidjson::StreamTraits<photon::SimpleDOM::detail::bounded_insitu_stream> {
     enum { copyOptimization = 1 };
 };
 
@@ -59,7 +59,7 @@ namespace {
 
 class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
 public:
-    Handler(Document* doc, Builder* b) : doc_(doc), b_(b) {}
+    Handler(Document* doc, builder* b) : doc_(doc), b_(b) {}
     bool Null() { return value(str(), NodeImpl::null); }
     bool Bool(bool v) { return value(v ? str("true") : str("false"), NodeImpl::BOOLEAN); }
     bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
@@ -95,7 +95,7 @@ private:
     }
 
     Document* doc_;
-    Builder* b_;
+    builder* b_;
     str key_;
 };
 
@@ -105,9 +105,9 @@ const NodeImpl* parse_json(Document* doc, char* text, size_t size) {
     const unsigned FLAGS = rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag |
                            rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseCommentsFlag |
                            rapidjson::kParseTrailingCommasFlag | rapidjson::kParseStopWhenDoneFlag;
-    Builder b(doc);
+    builder b(doc);
     Handler h(doc, &b);
-    BoundedInsituStream s(text, text + size);
+    bounded_insitu_stream s(text, text + size);
     rapidjson::Reader reader;
     auto res = reader.Parse<FLAGS>(s, h);
     if (b.too_big()) {

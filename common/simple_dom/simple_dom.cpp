@@ -46,12 +46,12 @@ str Document::copy(const char* s, size_t n) {
     return {p, n};
 }
 
-Builder::Builder(Document* doc, size_t max_nodes) : doc_(doc), max_nodes_(max_nodes) {
+builder::builder(Document* doc, size_t max_nodes) : doc_(doc), max_nodes_(max_nodes) {
     doc_->nodes.emplace_back();  // the root's place
     levels_.resize(8);
 }
 
-NodeImpl Builder::make(str key, str value, uint8_t type) {
+NodeImpl builder::make(str key, str value, uint8_t type) {
     NodeImpl n;
     n.key_ = key.data();
     n.klen_ = (uint32_t)key.size();
@@ -61,12 +61,12 @@ NodeImpl Builder::make(str key, str value, uint8_t type) {
     return n;
 }
 
-void Builder::add(NodeImpl&& n) {
+void builder::add(NodeImpl&& n) {
     if (++count_ > max_nodes_) too_big_ = true;
     levels_[depth_].push_back(std::move(n));
 }
 
-void Builder::leaf(str key, str value, uint8_t type) {
+void builder::leaf(str key, str value, uint8_t type) {
     if (key.size() > UINT32_MAX || value.size() > UINT32_MAX) {
         too_big_ = true;
         return;
@@ -74,7 +74,7 @@ void Builder::leaf(str key, str value, uint8_t type) {
     add(make(key, value, type));
 }
 
-void Builder::open(str key, str value, uint8_t type) {
+void builder::open(str key, str value, uint8_t type) {
     leaf(key, value, type);
     if (++depth_ > MAX_DEPTH) too_big_ = true;
     if (levels_.size() <= depth_) levels_.resize(depth_ * 2);
@@ -82,7 +82,7 @@ void Builder::open(str key, str value, uint8_t type) {
 }
 
 // Appends the children collected at depth_ to the array and links them to `parent`.
-void Builder::flush_level(NodeImpl& parent, bool indexed) {
+void builder::flush_level(NodeImpl& parent, bool indexed) {
     auto& kids = levels_[depth_];
     auto& nodes = doc_->nodes;
     parent.first_ = (uint32_t)nodes.size();
@@ -110,7 +110,7 @@ void Builder::flush_level(NodeImpl& parent, bool indexed) {
     }
 }
 
-void Builder::close(bool indexed) {
+void builder::close(bool indexed) {
     if (depth_ == 0) return;
     if (doc_->nodes.size() + levels_[depth_].size() > max_nodes_ + 1) too_big_ = true;
     if (too_big_) {  // the result is discarded; just unwind
@@ -122,13 +122,13 @@ void Builder::close(bool indexed) {
     --depth_;
 }
 
-void Builder::open_attributes() {
+void builder::open_attributes() {
     if (++depth_ > MAX_DEPTH) too_big_ = true;
     if (levels_.size() <= depth_) levels_.resize(depth_ * 2);
     levels_[depth_].clear();
 }
 
-void Builder::close_attributes() {
+void builder::close_attributes() {
     if (depth_ < 2) return;  // the attributes' level and their element's children's
     if (too_big_) {
         --depth_;
@@ -142,7 +142,7 @@ void Builder::close_attributes() {
     doc_->nodes.push_back(attrs);
 }
 
-const NodeImpl* Builder::finish() {
+const NodeImpl* builder::finish() {
     if (too_big_) {
         errno = E2BIG;
         return nullptr;

@@ -70,7 +70,7 @@ bool has_element_child(rapidxml::xml_node<char>* x) {
     return false;
 }
 
-void build(Builder* b, rapidxml::xml_node<char>* parent) {
+void build(builder* b, rapidxml::xml_node<char>* parent) {
     for (auto x = parent->first_node(); x && !b->too_big(); x = x->next_sibling()) {
         if (x->type() != rapidxml::node_element || x->name_size() == 0) continue;
         str key(x->name(), x->name_size());
@@ -132,7 +132,7 @@ const NodeImpl* parse_xml(Document* doc, char* text, size_t size) {
         errno = EINVAL;
         return nullptr;
     }
-    Builder b(doc);
+    builder b(doc);
     b.open(str(), str(), NodeImpl::OBJECT);
     build(&b, x.get());
     b.close(true);

@@ -21,7 +21,7 @@ str scalar_of(Document* doc, const YAML::Node& n) {
     return doc->copy(s.data(), s.size());
 }
 
-void add(Document* doc, Builder* b, str key, const YAML::Node& n) {
+void add(Document* doc, builder* b, str key, const YAML::Node& n) {
     if (b->too_big()) return;
     switch (n.Type()) {
         case YAML::NodeType::Map:
@@ -60,7 +60,7 @@ const NodeImpl* parse_yaml(Document* doc, char* text, size_t size) {
         errno = EINVAL;
         return nullptr;
     }
-    Builder b(doc, 4 * size + 1024);
+    builder b(doc, 4 * size + 1024);
     add(doc, &b, str(), root);
     if (b.too_big()) {
         LOG_EVERY_T(1, LOG_WARN("simple_dom: YAML nests deeper than ` or expands past ` nodes",

@@ -16,10 +16,10 @@ namespace fs {
 
 namespace {
 
-class CachedFs : public ICachedFileSystem, public IFileSystemXAttr {
+class cached_fs : public ICachedFileSystem, public IFileSystemXAttr {
 public:
-    CachedFs(IFileSystem* src, ICachePool* pool, size_t page_size, IOAlloc* allocator,
-             bool own_allocator, CacheFnTransFunc fn)
+    cached_fs(IFileSystem* src, ICachePool* pool, size_t page_size, IOAlloc* allocator,
+              bool own_allocator, CacheFnTransFunc fn)
         : src_(src),
           pool_(pool),
           page_size_(page_size),
@@ -28,7 +28,7 @@ public:
           xattr_(dynamic_cast<IFileSystemXAttr*>(src)) {
         pool_->set_trans_func(fn);
     }
-    ~CachedFs() {
+    ~cached_fs() {
         delete pool_;
         if (own_allocator_) delete allocator_;
     }
@@ -276,7 +276,7 @@ private:
     off_t write_off_ = 0;
 };
 
-IFile* CachedFs::open(const char* pathname, int flags, mode_t) {
+IFile* cached_fs::open(const char* pathname, int flags, mode_t) {
     if (!pathname) LOG_ERROR_RETURN(EINVAL, nullptr, "cache: null pathname");
     if ((flags & O_WRITE_BACK))
         LOG_ERROR_RETURN(ENOTSUP, nullptr, "cache: O_WRITE_BACK is not supported");
@@ -294,7 +294,7 @@ extern "C" ICachedFileSystem* new_cached_fs(IFileSystem* src, ICachePool* pool, 
                                             IOAlloc* allocator, CacheFnTransFunc fn_trans_func) {
     if (!pool) LOG_ERROR_RETURN(EINVAL, nullptr, "cache: null pool");
     if (pageSize == 0) pageSize = 4096;
-    return new CachedFs(src, pool, pageSize, allocator, false, fn_trans_func);
+    return new cached_fs(src, pool, pageSize, allocator, false, fn_trans_func);
 }
 
 extern "C" ICachedFile* new_cached_file(ICacheStore* store, uint64_t pageSize, IFileSystem* fs) {
@@ -316,7 +316,7 @@ extern "C" ICachedFileSystem* new_full_file_cached_fs(
                           : new FileCachePool(media_fs, capacityInGB, periodInUs, diskAvailInBytes,
                                               refillUnit, storeCacheTTLUsecs, asyncInit);
     pool->Init();
-    return new CachedFs(srcFs, pool, 4096, allocator, false, fn_trans_func);
+    return new cached_fs(srcFs, pool, 4096, allocator, false, fn_trans_func);
 }
 
 }  // namespace fs

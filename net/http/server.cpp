@@ -165,7 +165,7 @@ int HTTPServerImpl::route(Request& req, Response& resp) {
 
 int HTTPServerImpl::dispatch(Request& req, Response& resp) {
     static thread_local uint32_t t_seq = 0;
-    metrics::SampledTimer timer(t_seq);
+    metrics::sampled_timer timer(t_seq);
     int r = route(req, resp);
     if (timer.sampled()) metrics_.handler_time(timer.elapsed_us());
     metrics_.request(r < 0 ? 500 : resp.status_code());

@@ -43,7 +43,7 @@ struct DocBase {
     const char* text = nullptr;
     virtual ~DocBase() = default;
 };
-class Builder;
+class builder;
 }  // namespace detail
 
 // One node of a parsed document. Nodes are laid out in one array per document; the children
@@ -79,7 +79,7 @@ public:
     }
 
 private:
-    friend class detail::Builder;
+    friend class detail::builder;
     static const uint8_t FLAG_ROOT = 1;
     static const uint8_t FLAG_LAST = 2;
     static const uint8_t FLAG_EQUAL_KEY_LAST = 4;

@@ -34,7 +34,7 @@ const static uint32_t ONE_SHOT = 0x8000;  // cascading engines: fire once
 
 const static int EOK = ENXIO;  // errno of a coroutine woken by its event
 
-class MasterEventEngine : public IdleWait {
+class MasterEventEngine : public idle_wait_engine {
 public:
     virtual ~MasterEventEngine() = default;
 

@@ -12,9 +12,9 @@ namespace photon {
 
 struct vcpu_base;
 
-class IdleWait {
+class idle_wait_engine {
 public:
-    virtual ~IdleWait() = default;
+    virtual ~idle_wait_engine() = default;
     // Waits up to timeout us (0: a poll; -1: no limit) for events, wakes the
     // coroutines they concern; returns how many, or -1 with errno.
     virtual ssize_t wait_and_fire_events(uint64_t timeout = -1) = 0;
@@ -38,7 +38,7 @@ inline void vcpu_count_add(uint64_t* c, uint64_t n) {
 
 // What vCPU v (nullptr: none) waits in when idle; nullptr: a futex. Set by
 // the owner of v's master event engine with it, and cleared first.
-void set_vcpu_idle_wait(vcpu_base* v, IdleWait* w);
+void set_vcpu_idle_wait(vcpu_base* v, idle_wait_engine* w);
 
 // Whether a coroutine other than the caller is ready to run on its vCPU, so
 // that the vCPU will not idle as soon as the caller parks.
