@@ -1,6 +1,6 @@
 // Private to photon: the default Resolver (resolver.cpp) with a per-call
 // bound on its lookups and a replaceable lookup function, for callers that
-// must keep to a deadline (the HTTP client's Dialer) and their tests.
+// must keep to a deadline (the HTTP client's socket_dialer) and their tests.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The gRPC channel: calls as HTTP/2 streams of one ClientConnection
+// The gRPC channel: calls as HTTP/2 streams of one client_connection
 // (net/http2/client_connection.h), reopened when it dies or goes away.
 #include <photon/net/grpc/channel.h>
 
@@ -21,12 +21,12 @@ namespace grpc {
 
 namespace {
 
-struct Conn {
+struct connection {
     std::unique_ptr<ISocketStream> sock;
-    std::unique_ptr<http2::ClientConnection> h2;
+    std::unique_ptr<http2::client_connection> h2;
     int calls = 0;
     bool retired = false;
-    ~Conn() { h2.reset(); }  // before the socket it reads
+    ~connection() { h2.reset(); }  // before the socket it reads
 };
 
 }  // namespace
@@ -37,15 +37,15 @@ struct Channel::Impl {
     bool bad_target = false;
     ChannelOptions opt;
     std::unique_ptr<ISocketClient> tcp;
-    Conn* cur = nullptr;
+    connection* cur = nullptr;
     mutex connecting;
     size_t opened = 0;
 
-    Conn* acquire(Timeout deadline, Status* st);
-    void release(Conn* c) {
+    connection* acquire(Timeout deadline, Status* st);
+    void release(connection* c) {
         if (--c->calls == 0 && c->retired) delete c;
     }
-    void retire(Conn* c) {
+    void retire(connection* c) {
         if (cur == c) cur = nullptr;
         if (c->retired) return;
         c->retired = true;
@@ -97,7 +97,7 @@ ISocketStream* Channel::Impl::dial(Timeout deadline, Status* st) {
     return s.release();
 }
 
-Conn* Channel::Impl::acquire(Timeout deadline, Status* st) {
+connection* Channel::Impl::acquire(Timeout deadline, Status* st) {
     while (true) {
         if (cur && cur->h2->usable()) {
             cur->calls++;
@@ -112,12 +112,12 @@ Conn* Channel::Impl::acquire(Timeout deadline, Status* st) {
         if (cur) retire(cur);
         ISocketStream* s = dial(deadline, st);
         if (!s) return nullptr;
-        auto c = new Conn;
+        auto c = new connection;
         c->sock.reset(s);
-        http2::ConnectionOptions o;
+        http2::connection_options o;
         o.initial_window_size = opt.initial_window_size;
         o.connection_window = opt.connection_window;
-        c->h2.reset(new http2::ClientConnection(s, o));
+        c->h2.reset(new http2::client_connection(s, o));
         if (c->h2->start() < 0) {
             *st = Status(StatusCode::UNAVAILABLE, "HTTP/2 start failed");
             delete c;
@@ -130,14 +130,14 @@ Conn* Channel::Impl::acquire(Timeout deadline, Status* st) {
 
 namespace {
 
-class ClientCallImpl final : public ClientCall {
+class client_call_impl final : public ClientCall {
 public:
     using ClientCall::write;
-    ClientCallImpl(Channel::Impl* ch, const std::string& method, const CallOptions& opt)
+    client_call_impl(Channel::Impl* ch, const std::string& method, const CallOptions& opt)
         : ch_(ch), opt_(opt), deadline_(opt.timeout), reader_(ch->opt.max_receive_message_size) {
         method_ = method;
     }
-    ~ClientCallImpl() override {
+    ~client_call_impl() override {
         if (!over_) cancel();
         drop();
     }
@@ -150,12 +150,12 @@ public:
             return fail(StatusCode::UNIMPLEMENTED, "gzip: photon was built without zlib");
         if (!valid_metadata_list(opt_.metadata))
             return fail(StatusCode::INTERNAL, "invalid request metadata");
-        std::vector<HeaderField> f = {{":method", "POST"},
-                                      {":scheme", ch_->scheme},
-                                      {":authority", ch_->authority},
-                                      {":path", method_},
-                                      {"content-type", "application/grpc"},
-                                      {"te", "trailers"}};
+        std::vector<header_field> f = {{":method", "POST"},
+                                       {":scheme", ch_->scheme},
+                                       {":authority", ch_->authority},
+                                       {":path", method_},
+                                       {"content-type", "application/grpc"},
+                                       {"te", "trailers"}};
         if (opt_.timeout != UINT64_MAX)
             f.push_back({"grpc-timeout", format_timeout(deadline_.timeout())});
         if (opt_.compression == Compression::gzip) f.push_back({"grpc-encoding", "gzip"});
@@ -225,7 +225,7 @@ public:
         while (true) {
             bool compressed = false;
             auto r = reader_.next(&compressed, msg);
-            if (r == MessageReader::kMessage) {
+            if (r == message_reader::kMessage) {
                 if (!compressed) return 1;
                 if (!resp_gzip_)
                     return fail(StatusCode::INTERNAL, "compressed message without grpc-encoding"),
@@ -239,9 +239,9 @@ public:
                 msg->swap(plain);
                 return 1;
             }
-            if (r == MessageReader::kBadFlag)
+            if (r == message_reader::kBadFlag)
                 return fail(StatusCode::INTERNAL, "bad compressed flag"), -1;
-            if (r == MessageReader::kTooLarge)
+            if (r == message_reader::kTooLarge)
                 return fail(StatusCode::RESOURCE_EXHAUSTED,
                             "response message larger than max_receive_message_size"),
                        -1;
@@ -328,7 +328,7 @@ private:
         return true;
     }
     void trailers() { status_from(s_->trailers()); }
-    void status_from(const std::vector<HeaderField>& f) {
+    void status_from(const std::vector<header_field>& f) {
         auto gs = find_field(f, "grpc-status");
         if (!gs) return (void)fail(StatusCode::INTERNAL, "no grpc-status in the trailers");
         char* end = nullptr;
@@ -355,13 +355,13 @@ private:
     std::string method_;
     CallOptions opt_;
     Timeout deadline_;
-    Conn* conn_ = nullptr;
-    http2::ClientStream* s_ = nullptr;
+    connection* conn_ = nullptr;
+    http2::client_stream* s_ = nullptr;
     Status status_;
     bool over_ = false, head_ = false, eof_ = false, half_closed_ = false, write_failed_ = false;
     bool resp_gzip_ = false, unprocessed_ = false;
     Metadata initial_md_, trailing_md_;
-    MessageReader reader_;
+    message_reader reader_;
     std::string buf_;
 };
 
@@ -397,7 +397,7 @@ Status Channel::call(const std::string& method, const std::string& request, std:
     CallOptions o = opt;
     for (int attempt = 0;; attempt++) {
         o.timeout = opt.timeout == UINT64_MAX ? UINT64_MAX : deadline.timeout();
-        ClientCallImpl call(impl_, method, o);
+        client_call_impl call(impl_, method, o);
         Status st;
         if (call.start()) {
             call.write(request);
@@ -426,7 +426,7 @@ Status Channel::call(const std::string& method, const std::string& request, std:
 }
 
 std::unique_ptr<ClientCall> Channel::start_call(const std::string& method, const CallOptions& opt) {
-    auto c = new ClientCallImpl(impl_, method, opt);
+    auto c = new client_call_impl(impl_, method, opt);
     c->start();
     return std::unique_ptr<ClientCall>(c);
 }

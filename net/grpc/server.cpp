@@ -22,10 +22,10 @@ namespace grpc {
 
 namespace {
 
-struct CallImpl;
-struct ConnState;
+struct call_impl;
+struct conn_state;
 
-struct Method {
+struct registered_method {
     UnaryHandler unary;
     StreamingHandler streaming;
 };
@@ -34,9 +34,9 @@ struct Method {
 
 struct Server::Impl {
     ServerOptions opt;
-    std::unordered_map<std::string, Method> methods;
+    std::unordered_map<std::string, registered_method> methods;
     std::mutex lock;  // conns: connections may be served on several vCPUs
-    std::set<ConnState*> conns;
+    std::set<conn_state*> conns;
     std::atomic<size_t> nconns{0}, calls{0};
     std::atomic<bool> stopping{false};
 
@@ -44,28 +44,28 @@ struct Server::Impl {
     // coroutine is interrupted out of its read (any vCPU may do it).
     void stop_all();
 
-    void serve_call(ConnState* cs, http2::Stream& s);
+    void serve_call(conn_state* cs, http2::Stream& s);
 };
 
 namespace {
 
 // Per connection: the calls with deadlines, and the coroutine that ends
 // them when their time comes.
-struct ConnState {
-    http2::ServerConnection* sc = nullptr;
+struct conn_state {
+    http2::server_connection* sc = nullptr;
     ISocketStream* sock = nullptr;
     thread* reader = nullptr;  // the serving coroutine
     std::atomic<bool> stop_flag{false};
     std::atomic<bool> stopped{false};  // it saw the flag (GOAWAY sent)
-    std::multimap<uint64_t, CallImpl*> deadlines;
+    std::multimap<uint64_t, call_impl*> deadlines;
     thread* dog = nullptr;
     join_handle* dog_join = nullptr;
     uint64_t dog_wake = UINT64_MAX;
     bool closing = false;
     condition_variable dog_idle;  // the watchdog finished a call's status
 
-    void add(CallImpl* c);
-    void remove(CallImpl* c);
+    void add(call_impl* c);
+    void remove(call_impl* c);
     void watch();
     void close() {
         closing = true;
@@ -79,16 +79,16 @@ struct ConnState {
 const char kAcceptEncoding[] = "identity,gzip";
 const std::string kEmpty;
 
-struct CallImpl final : ServerCall {
+struct call_impl final : ServerCall {
     using ServerCall::write;
     Server::Impl* srv;
-    ConnState* conn;
+    conn_state* conn;
     http2::Stream& s;
     const std::string* method_ = &kEmpty;  // the request's fields, which outlive the call
     const std::string* authority_ = &kEmpty;
     Metadata client_md_, initial_md_, trailing_md_;
     uint64_t deadline_ = UINT64_MAX;
-    std::multimap<uint64_t, CallImpl*>::iterator dl_it_;
+    std::multimap<uint64_t, call_impl*>::iterator dl_it_;
     bool head_sent_ = false, done_ = false, in_io_ = false, expired_ = false;
     bool cancelled_ = false, eof_ = false, req_gzip_ = false, accepts_gzip_ = false;
     Compression out_ = Compression::none;
@@ -96,9 +96,9 @@ struct CallImpl final : ServerCall {
     bool dog_busy_ = false;  // the watchdog is sending its DEADLINE_EXCEEDED
     Status forced_status_;
     int forced_errno_ = 0;
-    MessageReader reader_;
+    message_reader reader_;
 
-    CallImpl(Server::Impl* sv, ConnState* cs, http2::Stream& st)
+    call_impl(Server::Impl* sv, conn_state* cs, http2::Stream& st)
         : srv(sv), conn(cs), s(st), reader_(sv->opt.max_receive_message_size) {}
 
     const std::string& method() const override { return *method_; }
@@ -135,8 +135,8 @@ struct CallImpl final : ServerCall {
         return 0;
     }
 
-    std::vector<HeaderField> head_fields() {
-        std::vector<HeaderField> f = {{":status", "200"}, {"content-type", "application/grpc"}};
+    std::vector<header_field> head_fields() {
+        std::vector<header_field> f = {{":status", "200"}, {"content-type", "application/grpc"}};
         if (out_ == Compression::gzip) f.push_back({"grpc-encoding", "gzip"});
         if (gzip_supported()) f.push_back({"grpc-accept-encoding", kAcceptEncoding});
         metadata_to_fields(initial_md_, &f);
@@ -148,9 +148,9 @@ struct CallImpl final : ServerCall {
         head_sent_ = true;
         in_io_ = true;
         // The usual head needs no vector of its own (no allocation per call).
-        static const std::vector<HeaderField> plain = {{":status", "200"},
-                                                       {"content-type", "application/grpc"}};
-        static const std::vector<HeaderField> plain_gzip = {
+        static const std::vector<header_field> plain = {{":status", "200"},
+                                                        {"content-type", "application/grpc"}};
+        static const std::vector<header_field> plain_gzip = {
             {":status", "200"},
             {"content-type", "application/grpc"},
             {"grpc-accept-encoding", kAcceptEncoding}};
@@ -181,7 +181,7 @@ struct CallImpl final : ServerCall {
         while (true) {
             bool compressed = false;
             auto r = reader_.next(&compressed, msg);
-            if (r == MessageReader::kMessage) {
+            if (r == message_reader::kMessage) {
                 if (!compressed) return 1;
                 if (!req_gzip_)
                     return force(StatusCode::INTERNAL, "compressed flag set without grpc-encoding",
@@ -196,9 +196,9 @@ struct CallImpl final : ServerCall {
                 msg->swap(plain);
                 return 1;
             }
-            if (r == MessageReader::kBadFlag)
+            if (r == message_reader::kBadFlag)
                 return force(StatusCode::INTERNAL, "bad compressed flag", EPROTO);
-            if (r == MessageReader::kTooLarge)
+            if (r == message_reader::kTooLarge)
                 return force(StatusCode::RESOURCE_EXHAUSTED,
                              "message larger than max_receive_message_size", EMSGSIZE);
             if (eof_) {
@@ -252,8 +252,8 @@ struct CallImpl final : ServerCall {
         return 0;
     }
 
-    std::vector<HeaderField> status_fields(const Status& st) {
-        std::vector<HeaderField> f;
+    std::vector<header_field> status_fields(const Status& st) {
+        std::vector<header_field> f;
         f.push_back({"grpc-status", std::to_string((int)st.code)});
         if (!st.message.empty()) f.push_back({"grpc-message", percent_encode(st.message)});
         metadata_to_fields(trailing_md_, &f);
@@ -286,7 +286,7 @@ struct CallImpl final : ServerCall {
             f.insert(f.end(), t.begin(), t.end());
             s.respond(f, true);
         } else if (st.ok() && trailing_md_.empty()) {
-            static const std::vector<HeaderField> ok = {{"grpc-status", "0"}};
+            static const std::vector<header_field> ok = {{"grpc-status", "0"}};
             s.finish(&ok);
         } else {
             auto t = status_fields(st);
@@ -304,19 +304,19 @@ struct CallImpl final : ServerCall {
     }
 };
 
-void ConnState::add(CallImpl* c) {
+void conn_state::add(call_impl* c) {
     c->dl_it_ = deadlines.emplace(c->deadline_, c);
     if (!dog) {
-        dog = thread_create11(&ConnState::watch, this);
+        dog = thread_create11(&conn_state::watch, this);
         if (dog) dog_join = thread_enable_join(dog);
     } else if (c->deadline_ < dog_wake) {
         thread_interrupt(dog, EAGAIN);
     }
 }
 
-void ConnState::remove(CallImpl* c) { deadlines.erase(c->dl_it_); }
+void conn_state::remove(call_impl* c) { deadlines.erase(c->dl_it_); }
 
-void ConnState::watch() {
+void conn_state::watch() {
     while (!closing) {
         // With no call to watch it still wakes each second: a call that
         // comes with a deadline further off then needs no interrupt (one
@@ -330,7 +330,7 @@ void ConnState::watch() {
             Timeout first;
             first.expiration(deadlines.begin()->first);
             if (!first.expired()) break;
-            CallImpl* c = deadlines.begin()->second;
+            call_impl* c = deadlines.begin()->second;
             deadlines.erase(deadlines.begin());
             c->dl_it_ = deadlines.end();
             c->expired_ = true;
@@ -358,8 +358,8 @@ void Server::Impl::stop_all() {
     }
 }
 
-void Server::Impl::serve_call(ConnState* cs, http2::Stream& s) {
-    CallImpl call(this, cs, s);
+void Server::Impl::serve_call(conn_state* cs, http2::Stream& s) {
+    call_impl call(this, cs, s);
     auto reply = [&](StatusCode code, const char* msg) { call.finish_call(Status(code, msg)); };
     if (s.field(":method") != "POST") {
         s.respond({{":status", "405"}, {"allow", "POST"}}, true);
@@ -384,7 +384,7 @@ void Server::Impl::serve_call(ConnState* cs, http2::Stream& s) {
             call.req_gzip_ = true;
         } else if (*enc != "identity") {
             call.trailing_md_.clear();
-            std::vector<HeaderField> f = {
+            std::vector<header_field> f = {
                 {":status", "200"},
                 {"content-type", "application/grpc"},
                 {"grpc-status", std::to_string((int)StatusCode::UNIMPLEMENTED)},
@@ -468,16 +468,16 @@ int Server::add_streaming(const std::string& name, StreamingHandler handler) {
 int Server::handle_connection(ISocketStream* stream) {
     auto impl = impl_;
     if (impl->stopping) return 0;
-    http2::ConnectionOptions o;
+    http2::connection_options o;
     o.max_concurrent_streams = impl->opt.max_concurrent_streams;
     o.initial_window_size = impl->opt.initial_window_size;
     o.connection_window = impl->opt.connection_window;
     o.idle_timeout = impl->opt.idle_timeout;
-    ConnState cs;
+    conn_state cs;
     cs.sock = stream;
     cs.reader = CURRENT;
-    http2::ServerConnection sc(stream, o,
-                               [impl, &cs](http2::Stream& s) { impl->serve_call(&cs, s); });
+    http2::server_connection sc(stream, o,
+                                [impl, &cs](http2::Stream& s) { impl->serve_call(&cs, s); });
     cs.sc = &sc;
     sc.stop_on(&cs.stop_flag, [&cs] { cs.stopped = true; });
     {

@@ -189,13 +189,13 @@ bool base64_decode(std::string_view s, std::string* out) {
     return bits < 6;  // one leftover character is not base64
 }
 
-const std::string* find_field(const std::vector<HeaderField>& fields, std::string_view name) {
+const std::string* find_field(const std::vector<header_field>& fields, std::string_view name) {
     for (auto& f : fields)
         if (f.name == name) return &f.value;
     return nullptr;
 }
 
-bool metadata_from_fields(const std::vector<HeaderField>& fields, Metadata* md) {
+bool metadata_from_fields(const std::vector<header_field>& fields, Metadata* md) {
     for (auto& f : fields) {
         if (reserved_name(f.name)) continue;
         if (binary_key(f.name)) {
@@ -218,7 +218,7 @@ bool metadata_from_fields(const std::vector<HeaderField>& fields, Metadata* md) 
     return true;
 }
 
-void metadata_to_fields(const Metadata& md, std::vector<HeaderField>* fields) {
+void metadata_to_fields(const Metadata& md, std::vector<header_field>* fields) {
     for (auto& kv : md) {
         if (binary_key(kv.first))
             fields->push_back({kv.first, base64_encode(kv.second)});
@@ -235,7 +235,7 @@ void write_prefix(bool compressed, uint32_t n, char out[5]) {
     out[4] = (char)n;
 }
 
-char* MessageReader::reserve(size_t n) {
+char* message_reader::reserve(size_t n) {
     if (pos_ > 0 && pos_ == buf_.size()) {
         buf_.clear();
         pos_ = 0;
@@ -249,7 +249,7 @@ char* MessageReader::reserve(size_t n) {
     return &buf_[old];
 }
 
-size_t MessageReader::want() const {
+size_t message_reader::want() const {
     const size_t kSmall = 512, kMax = 1 << 20;
     size_t avail = buf_.size() - pos_;
     if (avail < 5) return kSmall;
@@ -259,7 +259,7 @@ size_t MessageReader::want() const {
     return std::min(std::max(rest, kSmall), kMax);
 }
 
-MessageReader::Result MessageReader::next(bool* compressed, std::string* msg) {
+message_reader::Result message_reader::next(bool* compressed, std::string* msg) {
     size_t avail = buf_.size() - pos_;
     if (avail < 5) return kNeedMore;
     auto p = (const uint8_t*)buf_.data() + pos_;

@@ -17,7 +17,7 @@ namespace photon {
 namespace net {
 namespace grpc {
 
-using http2::HeaderField;
+using http2::header_field;
 
 // "10S", "250m" ... (at most 8 digits and a unit H M S m u n): microseconds
 // (rounded up). false when malformed.
@@ -36,21 +36,21 @@ bool base64_decode(std::string_view s, std::string* out);
 
 // Custom metadata of header fields: reserved names skipped, "-bin" decoded.
 // false when a "-bin" value is not base64.
-bool metadata_from_fields(const std::vector<HeaderField>& fields, Metadata* md);
+bool metadata_from_fields(const std::vector<header_field>& fields, Metadata* md);
 // Appends md as header fields ("-bin" values encoded).
-void metadata_to_fields(const Metadata& md, std::vector<HeaderField>* fields);
+void metadata_to_fields(const Metadata& md, std::vector<header_field>* fields);
 bool valid_metadata_list(const Metadata& md);
 // The value of a field, nullptr if absent.
-const std::string* find_field(const std::vector<HeaderField>& fields, std::string_view name);
+const std::string* find_field(const std::vector<header_field>& fields, std::string_view name);
 
 // The 5-byte prefix: compressed flag and big-endian length.
 void write_prefix(bool compressed, uint32_t n, char out[5]);
 
 // Messages out of a body that comes in pieces.
-class MessageReader {
+class message_reader {
 public:
     enum Result { kMessage = 1, kNeedMore = 0, kBadFlag = -1, kTooLarge = -2 };
-    explicit MessageReader(size_t max) : max_(max) {}
+    explicit message_reader(size_t max) : max_(max) {}
     void feed(const char* p, size_t n) { buf_.append(p, n); }
     // kMessage with *compressed and *msg set; kNeedMore; or an error.
     Result next(bool* compressed, std::string* msg);

@@ -31,8 +31,8 @@ struct Client::Operation::Connection {
     bool reused = false;
     bool own = false;  // not from the pool: an upgrade, which take_connection() may take
     client_metrics::call_stage stage =
-        client_metrics::BEFORE;      // how far the round got, for metrics
-    std::unique_ptr<H2Exchange> h2;  // the round's stream, when it went over HTTP/2
+        client_metrics::BEFORE;       // how far the round got, for metrics
+    std::unique_ptr<h2_exchange> h2;  // the round's stream, when it went over HTTP/2
 };
 
 namespace {
@@ -76,11 +76,11 @@ public:
     Headers* common_headers() override { return &common_; }
     ISocketStream* native_connect(std::string_view host, uint16_t port, bool secure,
                                   uint64_t timeout) override {
-        DialTarget t;
+        dial_target t;
         t.host = host;
         t.port = port;
         t.secure = secure;
-        t.alpn = Alpn::Context;  // the caller's protocol, the caller's context
+        t.alpn = alpn_offer::Context;  // the caller's protocol, the caller's context
         return dialer_.dial(t, m_bind_ips, Timeout(timeout));
     }
 
@@ -98,12 +98,12 @@ private:
         return m_proxy && !m_proxy_url.empty() ? &m_proxy_url : nullptr;
     }
     step round(Operation* op, request_body body, const Timeout& deadline);
-    bool connect_h1(Operation* op, const DialTarget& t, ISocketStream* fresh,
+    bool connect_h1(Operation* op, const dial_target& t, ISocketStream* fresh,
                     const Timeout& deadline, bool* added_auth);
     step exchange_h1(Operation* op, request_body body, bool added_auth);
-    bool h2_candidate(Operation* op, const DialTarget& t) const;
-    step round_h2(Operation* op, request_body body, const Timeout& deadline, H2Pool* pool,
-                  H2Conn* hc);
+    bool h2_candidate(Operation* op, const dial_target& t) const;
+    step round_h2(Operation* op, request_body body, const Timeout& deadline,
+                  h2_connection_pool* pool, h2_conn* hc);
     step answered(Operation* op);
     step failed(Operation* op, bool retryable);
     static int receive_final(Operation* op);
@@ -116,10 +116,10 @@ private:
     Headers common_;
     ICookieJar* jar_;
     std::unique_ptr<TLSContext> own_tls_;
-    Dialer dialer_;  // after own_tls_: its pooled TLS streams use the context
+    socket_dialer dialer_;  // after own_tls_: its pooled TLS streams use the context
     // Dials the HTTP/2 connections of other vCPUs than the home's, each an
     // operation's own (only its dialer and no state of its own are used).
-    H2Pool stray_h2_;
+    h2_connection_pool stray_h2_;
 };
 
 // Back to the pool only after a complete exchange that both sides keep alive
@@ -191,7 +191,7 @@ step ClientImpl::round(Operation* op, request_body body, const Timeout& deadline
     if (!req.headers.has("Host") && req.headers.insert("Host", u.host_port()) < 0)
         return step::Fail;
 
-    DialTarget t;
+    dial_target t;
     t.host = u.host();
     t.port = u.port();
     t.secure = u.secure();
@@ -204,17 +204,17 @@ step ClientImpl::round(Operation* op, request_body body, const Timeout& deadline
     ISocketStream* fresh = nullptr;  // a TLS probe for h2 that settled on HTTP/1.1
     c->stage = client_metrics::CONNECTING;
     if (h2_candidate(op, t)) {
-        H2Pool* pool = dialer_.h2_pool();
+        h2_connection_pool* pool = dialer_.h2_pool();
         bool pooled = pool != nullptr;
-        H2Conn* hc = nullptr;
+        h2_conn* hc = nullptr;
         if (!pool) pool = &stray_h2_;
         switch (pool->acquire(t, m_bind_ips, deadline, pooled, &hc, &fresh)) {
-            case H2Pool::Verdict::H2:
+            case h2_connection_pool::verdict::H2:
                 return round_h2(op, body, deadline, pool, hc);
-            case H2Pool::Verdict::Fail:
+            case h2_connection_pool::verdict::Fail:
                 if (deadline.expired()) errno = ETIMEDOUT;
                 return step::Fail;
-            case H2Pool::Verdict::H1:
+            case h2_connection_pool::verdict::H1:
                 break;
         }
     }
@@ -229,7 +229,7 @@ step ClientImpl::round(Operation* op, request_body body, const Timeout& deadline
 // The proxy's credentials go with a forwarded request (a tunnel's CONNECT
 // carries its own), for this round only: a redirect may lead into a tunnel or
 // away from the proxy. *added_auth: they were added, to be taken out again.
-bool ClientImpl::connect_h1(Operation* op, const DialTarget& t, ISocketStream* fresh,
+bool ClientImpl::connect_h1(Operation* op, const dial_target& t, ISocketStream* fresh,
                             const Timeout& deadline, bool* added_auth) {
     Request& req = op->req;
     auto c = op->conn_;
@@ -307,7 +307,7 @@ step ClientImpl::answered(Operation* op) {
 
 // HTTP/2 for this round: not through proxies or unix sockets, not for
 // upgrades (RFC 9113 8.6) or CONNECT; h2 over TLS by ALPN, h2c when asked.
-bool ClientImpl::h2_candidate(Operation* op, const DialTarget& t) const {
+bool ClientImpl::h2_candidate(Operation* op, const dial_target& t) const {
     if (http_version_ == HttpVersion::Http1 || t.proxy || !t.uds_path.empty() || op->conn_->own ||
         op->req.verb() == Verb::CONNECT)
         return false;
@@ -318,12 +318,12 @@ bool ClientImpl::h2_candidate(Operation* op, const DialTarget& t) const {
 // over HTTP/1.1, with HTTP/2's retry rule added: a request the server did
 // not process (a refused stream, one past its GOAWAY: EAGAIN) is sent again
 // whatever its method, on another connection.
-step ClientImpl::round_h2(Operation* op, request_body body, const Timeout& deadline, H2Pool* pool,
-                          H2Conn* hc) {
+step ClientImpl::round_h2(Operation* op, request_body body, const Timeout& deadline,
+                          h2_connection_pool* pool, h2_conn* hc) {
     Request& req = op->req;
     auto c = op->conn_;
-    if (!c->h2) c->h2.reset(new H2Exchange(op->buf_size_));
-    H2Exchange& x = *c->h2;
+    if (!c->h2) c->h2.reset(new h2_exchange(op->buf_size_));
+    h2_exchange& x = *c->h2;
     c->reused = hc->used;
     hc->used = true;
     metrics_.connection(c->reused);

@@ -1,4 +1,4 @@
-// Dialer (client_internal.h): name lookup, TCP / unix-socket / TLS
+// socket_dialer (client_internal.h): name lookup, TCP / unix-socket / TLS
 // connections, CONNECT tunnels through a proxy, and the keep-alive pool.
 #include <algorithm>
 #include <atomic>
@@ -36,7 +36,7 @@ std::string authority(std::string_view host, uint16_t port) {
 
 }  // namespace
 
-std::string pool_key(const DialTarget& t) {
+std::string pool_key(const dial_target& t) {
     if (!t.uds_path.empty()) return std::string("unix:").append(t.uds_path);
     std::string key;
     if (t.proxy) {
@@ -51,7 +51,7 @@ std::string pool_key(const DialTarget& t) {
     return key.append(authority(t.host, t.port));
 }
 
-struct Dialer::home_state {
+struct socket_dialer::home_state {
     spinlock lock;  // orders the two ends: the parts are handed over once
     std::atomic<bool> dialer_gone{false};
     std::atomic<bool> home_gone{false};
@@ -59,7 +59,7 @@ struct Dialer::home_state {
     std::unique_ptr<ISocketClient> tcp;
     std::vector<IPAddr> tcp_bind_ips;  // tcp's
     std::unique_ptr<ISocketPool> pool;
-    std::unique_ptr<H2Pool> h2;  // declared last: goes first (its dials use the rest)
+    std::unique_ptr<h2_connection_pool> h2;  // declared last: goes first (its dials use the rest)
 
     // Empties this state into `into` (destroyed by the caller, out of the lock).
     void hand_over(home_state& into) {
@@ -77,7 +77,7 @@ thread_local std::vector<std::shared_ptr<void>>* t_homes = nullptr;
 
 // A late fini hook of a home vCPU: its other coroutines have ended, its
 // engine still runs, so the pools' reapers and idle connections end here.
-void Dialer::fini_homes() {
+void socket_dialer::fini_homes() {
     auto homes = t_homes;
     t_homes = nullptr;
     if (!homes) return;
@@ -97,7 +97,7 @@ void Dialer::fini_homes() {
 // An early fini hook of a home vCPU: HTTP/2 connections have coroutines of
 // their own (a reader, a writer), which fini() would wait for forever, so
 // they close before it waits.
-void Dialer::fini_h2() {
+void socket_dialer::fini_h2() {
     if (!t_homes) return;
     for (auto& p : *t_homes) {
         auto h = static_cast<home_state*>(p.get());
@@ -105,9 +105,10 @@ void Dialer::fini_h2() {
     }
 }
 
-Dialer::Dialer(TLSContext* tls_ctx) : tls_ctx_(tls_ctx), h_(std::make_shared<home_state>()) {}
+socket_dialer::socket_dialer(TLSContext* tls_ctx)
+    : tls_ctx_(tls_ctx), h_(std::make_shared<home_state>()) {}
 
-Dialer::~Dialer() {
+socket_dialer::~socket_dialer() {
     home_state parts;
     {
         SCOPED_LOCK(h_->lock);
@@ -122,7 +123,7 @@ Dialer::~Dialer() {
     // parts go here: off the home vCPU, the pool joins its reaper there.
 }
 
-bool Dialer::at_home() {
+bool socket_dialer::at_home() {
     vcpu_base* v = get_vcpu();
     vcpu_base* home = nullptr;  // the first caller's vCPU, even if two race
     if (!__atomic_compare_exchange_n(&home_, &home, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -143,8 +144,8 @@ bool Dialer::at_home() {
     return true;
 }
 
-ISocketStream* Dialer::get(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
-                           const Timeout& deadline, bool* reused) {
+ISocketStream* socket_dialer::get(const dial_target& t, const std::vector<IPAddr>& bind_ips,
+                                  const Timeout& deadline, bool* reused) {
     *reused = false;
     if (!at_home()) return dial(t, bind_ips, deadline);
     ISocketPool* pool = this->pool();
@@ -158,7 +159,7 @@ ISocketStream* Dialer::get(const DialTarget& t, const std::vector<IPAddr>& bind_
     return s;
 }
 
-ISocketPool* Dialer::pool() {
+ISocketPool* socket_dialer::pool() {
     auto& pool = h_->pool;
     if (!pool) {
         SocketPoolArgs args;
@@ -171,7 +172,7 @@ ISocketPool* Dialer::pool() {
     return pool.get();
 }
 
-ISocketStream* Dialer::adopt(const DialTarget& t, ISocketStream* s) {
+ISocketStream* socket_dialer::adopt(const dial_target& t, ISocketStream* s) {
     ISocketPool* pool = at_home() ? this->pool() : nullptr;
     if (!pool) return s;  // not pooled: closed after use
     bool used = false;
@@ -183,14 +184,14 @@ ISocketStream* Dialer::adopt(const DialTarget& t, ISocketStream* s) {
     return p;
 }
 
-H2Pool* Dialer::h2_pool() {
+h2_connection_pool* socket_dialer::h2_pool() {
     if (!at_home()) return nullptr;
-    if (!h_->h2) h_->h2.reset(new H2Pool(this));
+    if (!h_->h2) h_->h2.reset(new h2_connection_pool(this));
     return h_->h2.get();
 }
 
-ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
-                            const Timeout& deadline) {
+ISocketStream* socket_dialer::dial(const dial_target& t, const std::vector<IPAddr>& bind_ips,
+                                   const Timeout& deadline) {
     if (!t.uds_path.empty()) {  // plain, whatever the URL's scheme (as Photon)
         std::unique_ptr<ISocketClient> uds(new_uds_client());
         if (!uds) return nullptr;
@@ -199,7 +200,7 @@ ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind
     }
     if (!t.proxy) return connect_host(t.host, t.port, t.secure, t.alpn, bind_ips, deadline);
     ISocketStream* leg = connect_host(t.proxy->host(), t.proxy->port(), t.proxy->secure(),
-                                      Alpn::Http1, bind_ips, deadline);
+                                      alpn_offer::Http1, bind_ips, deadline);
     if (!leg || !t.secure) return leg;  // http: requests are forwarded in absolute form
     if (open_tunnel(leg, *t.proxy, t.host, t.port, deadline) < 0) {
         int e = errno;
@@ -207,14 +208,15 @@ ISocketStream* Dialer::dial(const DialTarget& t, const std::vector<IPAddr>& bind
         errno = e;
         return nullptr;
     }
-    return wrap_tls(leg, t.host, Alpn::Http1, deadline);  // HTTP/2 does not go through proxies
+    return wrap_tls(leg, t.host, alpn_offer::Http1,
+                    deadline);  // HTTP/2 does not go through proxies
 }
 
-lookup_fn Dialer::lookup_for_tests = nullptr;
+lookup_fn socket_dialer::lookup_for_tests = nullptr;
 
 // The lookup runs off the vCPU (gethostbyname_nb's helper thread) and is
 // given up at the deadline with ETIMEDOUT; its late answer is dropped there.
-IPAddr Dialer::resolve(std::string_view host, const Timeout& deadline) {
+IPAddr socket_dialer::resolve(std::string_view host, const Timeout& deadline) {
     std::string name(host);
     IPAddr ip(name.c_str());
     if (!ip.undefined() || name == "0.0.0.0") return ip;  // a literal
@@ -235,8 +237,9 @@ IPAddr Dialer::resolve(std::string_view host, const Timeout& deadline) {
     return addrs.front();
 }
 
-ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool secure, Alpn alpn,
-                                    const std::vector<IPAddr>& bind_ips, const Timeout& deadline) {
+ISocketStream* socket_dialer::connect_host(std::string_view host, uint16_t port, bool secure,
+                                           alpn_offer alpn, const std::vector<IPAddr>& bind_ips,
+                                           const Timeout& deadline) {
     IPAddr ip = resolve(host, deadline);
     if (ip.undefined() && std::string_view(host) != "0.0.0.0") {
         if (deadline.expired()) errno = ETIMEDOUT;
@@ -267,8 +270,8 @@ ISocketStream* Dialer::connect_host(std::string_view host, uint16_t port, bool s
     return secure ? wrap_tls(s, host, alpn, deadline) : s;
 }
 
-ISocketStream* Dialer::wrap_tls(ISocketStream* s, std::string_view host, Alpn alpn,
-                                const Timeout& deadline) {
+ISocketStream* socket_dialer::wrap_tls(ISocketStream* s, std::string_view host, alpn_offer alpn,
+                                       const Timeout& deadline) {
     if (!tls_ctx_) {
         delete s;
         LOG_ERROR_RETURN(ENOSYS, nullptr, "http client: no TLS context for https");
@@ -278,9 +281,9 @@ ISocketStream* Dialer::wrap_tls(ISocketStream* s, std::string_view host, Alpn al
     std::string name(host);
     t->timeout(deadline.timeout());
     int offered = 0;
-    if (alpn == Alpn::H2)
+    if (alpn == alpn_offer::H2)
         offered = tls_stream_set_alpn_protos(t, {"h2", "http/1.1"});
-    else if (alpn == Alpn::Http1)
+    else if (alpn == alpn_offer::Http1)
         offered = tls_stream_set_alpn_protos(t, {"http/1.1"});
     if (offered < 0 || tls_stream_set_hostname(t, name.c_str()) < 0 ||
         tls_stream_handshake(t) < 0) {
@@ -303,8 +306,8 @@ std::string proxy_authorization(const URL& proxy) {
     return "Basic " + enc;
 }
 
-int Dialer::open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host, uint16_t port,
-                        const Timeout& deadline) {
+int socket_dialer::open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host,
+                               uint16_t port, const Timeout& deadline) {
     bounded_stream bs;
     bs.stream = leg;
     bs.deadline = deadline;

@@ -44,24 +44,25 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
-// ---- H2Conn -------------------------------------------------------------------
+// ---- h2_conn -------------------------------------------------------------------
 
-H2Conn::~H2Conn() {
+h2_conn::~h2_conn() {
     conn.reset();  // sends GOAWAY and joins its reader while the socket is there
     sock.reset();
 }
 
-H2Conn* H2Conn::open(ISocketStream* s, bool secure, const Timeout& deadline, const Dialer* dialer) {
-    std::unique_ptr<H2Conn> c(new H2Conn);
+h2_conn* h2_conn::open(ISocketStream* s, bool secure, const Timeout& deadline,
+                       const socket_dialer* dialer) {
+    std::unique_ptr<h2_conn> c(new h2_conn);
     c->sock.reset(s);
     c->secure = secure;
-    http2::ConnectionOptions o;
+    http2::connection_options o;
     // A response may take long to begin (the call's timeout bounds it): no
     // GOAWAY for a quiet connection, the pool closes idle ones itself.
     o.idle_timeout = UINT64_MAX / 4;
     o.received_bytes = dialer->received_bytes;
     o.sent_bytes = dialer->sent_bytes;
-    c->conn.reset(new http2::ClientConnection(s, o));
+    c->conn.reset(new http2::client_connection(s, o));
     if (c->conn->start() < 0) return nullptr;
     // h2c by prior knowledge: an HTTP/1.1 server answers the preface with a
     // 400 or closes; we learn it here, before a request was sent.
@@ -69,21 +70,21 @@ H2Conn* H2Conn::open(ISocketStream* s, bool secure, const Timeout& deadline, con
     return c.release();
 }
 
-// ---- H2Pool -------------------------------------------------------------------
+// ---- h2_connection_pool -------------------------------------------------------------------
 
-H2Pool::~H2Pool() {
+h2_connection_pool::~h2_connection_pool() {
     for (auto& kv : origins_) delete kv.second.conn;
     for (auto c : retired_) delete c;
 }
 
-void H2Pool::close_all() {
+void h2_connection_pool::close_all() {
     closed_ = true;
     for (auto& kv : origins_)
         if (kv.second.conn) retire(kv.second.conn), kv.second.conn = nullptr;
     for (auto c : retired_) c->sock->shutdown(ShutdownHow::ReadWrite);  // their users fail at once
 }
 
-void H2Pool::retire(H2Conn* c) {
+void h2_connection_pool::retire(h2_conn* c) {
     c->pooled = false;
     if (c->users == 0)
         delete c;
@@ -93,13 +94,13 @@ void H2Pool::retire(H2Conn* c) {
 
 // Closes pooled connections idle too long or no longer usable (the server's
 // GOAWAY, a failure), and forgets origins with nothing to remember.
-void H2Pool::sweep() {
+void h2_connection_pool::sweep() {
     uint64_t now = photon::now;
     if (now - last_sweep_ < kSweepInterval) return;
     last_sweep_ = now;
     for (auto it = origins_.begin(); it != origins_.end();) {
-        Origin& o = it->second;
-        H2Conn* c = o.conn;
+        origin& o = it->second;
+        h2_conn* c = o.conn;
         if (c && c->users == 0 && (!c->conn->usable() || now - c->idle_since >= kIdleExpiration)) {
             retire(c);
             o.conn = c = nullptr;
@@ -111,9 +112,10 @@ void H2Pool::sweep() {
     }
 }
 
-H2Pool::Verdict H2Pool::acquire(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
-                                const Timeout& deadline, bool pooled, H2Conn** out,
-                                ISocketStream** h1) {
+h2_connection_pool::verdict h2_connection_pool::acquire(const dial_target& t,
+                                                        const std::vector<IPAddr>& bind_ips,
+                                                        const Timeout& deadline, bool pooled,
+                                                        h2_conn** out, ISocketStream** h1) {
     *out = nullptr;
     *h1 = nullptr;
     pooled = pooled && !closed_;
@@ -121,37 +123,37 @@ H2Pool::Verdict H2Pool::acquire(const DialTarget& t, const std::vector<IPAddr>& 
     if (pooled) {
         sweep();
         for (;;) {
-            Origin& o = origins_[key];
-            if (o.h1_until > photon::now) return Verdict::H1;
+            origin& o = origins_[key];
+            if (o.h1_until > photon::now) return verdict::H1;
             if (o.conn && o.conn->conn->usable()) {
                 o.conn->users++;
                 *out = o.conn;
-                return Verdict::H2;
+                return verdict::H2;
             }
             if (o.conn) retire(o.conn), o.conn = nullptr;
             if (!o.dialing) {
                 o.dialing = true;
                 break;
             }
-            if (dialed_.wait_no_lock(deadline) < 0 && errno == ETIMEDOUT) return Verdict::Fail;
+            if (dialed_.wait_no_lock(deadline) < 0 && errno == ETIMEDOUT) return verdict::Fail;
         }
     }
-    DialTarget d = t;
-    d.alpn = Alpn::H2;
+    dial_target d = t;
+    d.alpn = alpn_offer::H2;
     ISocketStream* s = dialer_->dial(d, bind_ips, deadline);
-    H2Conn* c = nullptr;
+    h2_conn* c = nullptr;
     bool h2 = s && (!t.secure || tls_stream_get_alpn_selected(s) == "h2");
     int err = 0;
     if (h2) {
-        c = H2Conn::open(s, t.secure, deadline, dialer_);  // s is the connection's now
+        c = h2_conn::open(s, t.secure, deadline, dialer_);  // s is the connection's now
         if (!c) err = errno;
     } else if (!s) {
         err = deadline.expired() ? ETIMEDOUT : errno;
     }
-    Verdict v = c                                      ? Verdict::H2
-                : (s && !h2) || err == EPROTONOSUPPORT ? Verdict::H1
-                                                       : Verdict::Fail;
-    if (v == Verdict::H1) {
+    verdict v = c                                      ? verdict::H2
+                : (s && !h2) || err == EPROTONOSUPPORT ? verdict::H1
+                                                       : verdict::Fail;
+    if (v == verdict::H1) {
         LOG_DEBUG("http client: ` speaks HTTP/1.1 only", key);
         if (s && !h2) *h1 = s;
     }
@@ -162,20 +164,20 @@ H2Pool::Verdict H2Pool::acquire(const DialTarget& t, const std::vector<IPAddr>& 
         *out = c;
     }
     if (pooled) {
-        Origin& o = origins_[key];
+        origin& o = origins_[key];
         o.dialing = false;
-        if (v == Verdict::H1) o.h1_until = photon::now + kH1Memory;
+        if (v == verdict::H1) o.h1_until = photon::now + kH1Memory;
         if (c && !closed_) {
             c->pooled = true;
             o.conn = c;
         }
         dialed_.notify_all();
     }
-    if (v == Verdict::Fail) errno = err;
+    if (v == verdict::Fail) errno = err;
     return v;
 }
 
-void H2Pool::put(H2Conn* c) {
+void h2_connection_pool::put(h2_conn* c) {
     if (c->own) {
         delete c;
         return;
@@ -192,12 +194,12 @@ void H2Pool::put(H2Conn* c) {
     delete c;
 }
 
-// ---- H2Exchange ---------------------------------------------------------------
+// ---- h2_exchange ---------------------------------------------------------------
 
-H2Exchange::~H2Exchange() { release(); }
+h2_exchange::~h2_exchange() { release(); }
 
-void H2Exchange::bind(H2Pool* pool, H2Conn* c, Request* req, Response* resp, bool has_body,
-                      const Timeout& deadline) {
+void h2_exchange::bind(h2_connection_pool* pool, h2_conn* c, Request* req, Response* resp,
+                       bool has_body, const Timeout& deadline) {
     release();
     pool_ = pool;
     conn_ = c;
@@ -215,7 +217,7 @@ void H2Exchange::bind(H2Pool* pool, H2Conn* c, Request* req, Response* resp, boo
     resp->reset(&in_, this, nullptr);
 }
 
-void H2Exchange::release() {
+void h2_exchange::release() {
     if (stream_) conn_->conn->release(stream_);
     stream_ = nullptr;
     if (conn_) {
@@ -231,11 +233,11 @@ void H2Exchange::release() {
     resp_ = nullptr;
 }
 
-int H2Exchange::send_head(Message& m) {
+int h2_exchange::send_head(Message& m) {
     if (stream_ || &m != req_) return errno = EINVAL, -1;
     Request& req = *req_;
     const URL& u = req.url();
-    std::vector<http2::HeaderField> f;
+    std::vector<http2::header_field> f;
     f.reserve(req.headers.size() + 4);
     f.push_back({":method", std::string(verbstr[req.verb()])});
     f.push_back({":scheme", std::string(u.scheme())});
@@ -254,23 +256,23 @@ int H2Exchange::send_head(Message& m) {
     return stream_ ? 0 : -1;
 }
 
-int H2Exchange::send_trailers(Message& m, const Headers& trailers) {
+int h2_exchange::send_trailers(Message& m, const Headers& trailers) {
     if (&m != req_ || !has_body_ || finished_) return errno = EINVAL, -1;
     if (!stream_) return errno = ENOTCONN, -1;
-    std::vector<http2::HeaderField> f;
+    std::vector<http2::header_field> f;
     append_h2_fields(trailers, &f);
     finished_ = true;
     return stream_->finish(&f);
 }
 
-int H2Exchange::finish_request() {
+int h2_exchange::finish_request() {
     if (finished_) return 0;
     if (!stream_) return errno = ENOTCONN, -1;
     finished_ = true;
     return stream_->finish();
 }
 
-int H2Exchange::receive_response(Verb request_verb) {
+int h2_exchange::receive_response(Verb request_verb) {
     if (!stream_) return errno = ENOTCONN, -1;
     int status = stream_->response(deadline_.timeout());
     if (status < 0) return -1;
@@ -292,7 +294,7 @@ int H2Exchange::receive_response(Verb request_verb) {
 }
 
 // A body read through the stream; trailers go to resp.trailers (h2_body.h).
-ssize_t H2Exchange::read(void* buf, size_t count) {
+ssize_t h2_exchange::read(void* buf, size_t count) {
     if (!stream_) return errno = ENOTCONN, -1;
     ssize_t n = body_end_.read(stream_, buf, count, deadline_.timeout(),
                                resp_ ? &resp_->trailers : nullptr);
@@ -300,7 +302,7 @@ ssize_t H2Exchange::read(void* buf, size_t count) {
     return n;
 }
 
-ssize_t H2Exchange::readv(const struct iovec* iov, int iovcnt) {
+ssize_t h2_exchange::readv(const struct iovec* iov, int iovcnt) {
     ssize_t total = 0;
     for (int i = 0; i < iovcnt; i++) {
         if (iov[i].iov_len == 0) continue;
@@ -312,7 +314,7 @@ ssize_t H2Exchange::readv(const struct iovec* iov, int iovcnt) {
     return total;
 }
 
-ssize_t H2Exchange::write(const void* buf, size_t count) {
+ssize_t h2_exchange::write(const void* buf, size_t count) {
     if (!stream_) return errno = ENOTCONN, -1;
     if (count == 0) return 0;
     ssize_t n = stream_->write(buf, count, deadline_.timeout());
@@ -320,7 +322,7 @@ ssize_t H2Exchange::write(const void* buf, size_t count) {
     return n;
 }
 
-ssize_t H2Exchange::writev(const struct iovec* iov, int iovcnt) {
+ssize_t h2_exchange::writev(const struct iovec* iov, int iovcnt) {
     ssize_t total = 0;
     for (int i = 0; i < iovcnt; i++) {
         if (iov[i].iov_len == 0) continue;

@@ -119,46 +119,46 @@ std::string proxy_authorization(const URL& proxy);
 // What a TLS connection offers in ALPN: the context's list (native_connect),
 // HTTP/1.1 alone (pooled HTTP/1.1 connections, upgrades, tunnels), or h2
 // first (a probe of an origin for HTTP/2).
-enum class Alpn { Context, Http1, H2 };
+enum class alpn_offer { Context, Http1, H2 };
 
-struct DialTarget {
+struct dial_target {
     std::string_view host;
     uint16_t port = 0;
     bool secure = false;
     std::string_view uds_path;
     const URL* proxy = nullptr;
-    Alpn alpn = Alpn::Http1;
+    alpn_offer alpn = alpn_offer::Http1;
 };
 
 // The pool key: a connection serves only requests that would have made the
 // same one (a TLS one was verified for its host name).
-std::string pool_key(const DialTarget& t);
+std::string pool_key(const dial_target& t);
 
-class H2Pool;  // client_h2.h
+class h2_connection_pool;  // client_h2.h
 
 // Makes the client's connections and keeps the idle ones in a keep-alive
 // pool, for the vCPU of its first get() only (the pool, its reaper and the
 // DNS cache belong to that vCPU); other vCPUs get connections of their own.
-class Dialer {
+class socket_dialer {
 public:
-    explicit Dialer(TLSContext* tls_ctx);
-    ~Dialer();
+    explicit socket_dialer(TLSContext* tls_ctx);
+    ~socket_dialer();
 
     // A connection, idle in the pool (*reused = true) or new; deleting it
     // gives it back unless it failed or was closed. nullptr with errno.
-    ISocketStream* get(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
+    ISocketStream* get(const dial_target& t, const std::vector<IPAddr>& bind_ips,
                        const Timeout& deadline, bool* reused);
     // A new connection (TLS handshaken if secure), not pooled.
-    ISocketStream* dial(const DialTarget& t, const std::vector<IPAddr>& bind_ips,
+    ISocketStream* dial(const dial_target& t, const std::vector<IPAddr>& bind_ips,
                         const Timeout& deadline);
     // s (a fresh connection to t) as get() would return it, to go to the pool
     // after use; an idle pooled one of t instead if there is one (s is then
     // deleted). nullptr with errno.
-    ISocketStream* adopt(const DialTarget& t, ISocketStream* s);
+    ISocketStream* adopt(const dial_target& t, ISocketStream* s);
     // The HTTP/2 connections of the home vCPU; nullptr elsewhere.
-    H2Pool* h2_pool();
+    h2_connection_pool* h2_pool();
 
-    // Test seam: how every Dialer looks host names up, bounded by the
+    // Test seam: how every socket_dialer looks host names up, bounded by the
     // operation's deadline (through the DNS cache on the home vCPU, directly
     // elsewhere). nullptr: gethostbyname_nb. A test may set it to a slow or
     // scripted lookup before it makes a client, and clear it after deleting
@@ -171,10 +171,10 @@ public:
 
 private:
     bool at_home();
-    ISocketStream* connect_host(std::string_view host, uint16_t port, bool secure, Alpn alpn,
+    ISocketStream* connect_host(std::string_view host, uint16_t port, bool secure, alpn_offer alpn,
                                 const std::vector<IPAddr>& bind_ips, const Timeout& deadline);
     IPAddr resolve(std::string_view host, const Timeout& deadline);
-    ISocketStream* wrap_tls(ISocketStream* s, std::string_view host, Alpn alpn,
+    ISocketStream* wrap_tls(ISocketStream* s, std::string_view host, alpn_offer alpn,
                             const Timeout& deadline);
     ISocketPool* pool();
     static int open_tunnel(ISocketStream* leg, const URL& proxy, std::string_view host,
@@ -190,7 +190,7 @@ private:
 
     TLSContext* tls_ctx_;
     vcpu_base* home_ = nullptr;
-    std::shared_ptr<home_state> h_;  // made with the Dialer; its parts at home only
+    std::shared_ptr<home_state> h_;  // made with the socket_dialer; its parts at home only
 };
 
 }  // namespace http

@@ -1,4 +1,4 @@
-// A Message's fields and body on an HTTP/2 stream, on both sides. H2BodyEnd: the body as a
+// A Message's fields and body on an HTTP/2 stream, on both sides. h2_body_end: the body as a
 // Message reads it (the server's request, the client's response): the read that reaches the
 // body's end takes the stream's trailers. For a body with a Content-Length, whose reader stops
 // at its last byte, the read of that byte waits for the stream's end, so that the trailers are
@@ -20,13 +20,13 @@ namespace photon {
 namespace net {
 namespace http {
 
-struct H2BodyEnd {
+struct h2_body_end {
     int64_t expect = -1;  // the body's Content-Length, or -1
     uint64_t got = 0;
 
     void reset(int64_t length = -1) { expect = length, got = 0; }
 
-    // Stream: http2::Stream or http2::ClientStream. Trailers go to *trailers (if not null).
+    // Stream: http2::Stream or http2::client_stream. Trailers go to *trailers (if not null).
     template <typename Stream>
     ssize_t read(Stream* s, void* buf, size_t count, uint64_t timeout, Headers* trailers) {
         ssize_t n = s->read(buf, count, timeout);
@@ -50,7 +50,7 @@ struct H2BodyEnd {
 
 // Appends h's fields to *out: names in lower case, neither pseudo-fields nor connection-specific
 // ones (RFC 9113 8.2.2). Reuses the strings of the fields *out already has beyond its size.
-inline void append_h2_fields(const Headers& h, std::vector<http2::HeaderField>* out) {
+inline void append_h2_fields(const Headers& h, std::vector<http2::header_field>* out) {
     size_t n = out->size();
     out->resize(n + h.field_count());
     for (auto f : h) {

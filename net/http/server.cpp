@@ -177,7 +177,7 @@ void HTTPServerImpl::interrupt_waiting() {
     SCOPED_LOCK(lock_);
     Connection* first = conns_.front();
     for (Connection* c = first; c; c = c->next() == first ? nullptr : c->next())
-        if (c->wait.load(std::memory_order_relaxed) != WaitState::None)
+        if (c->wait.load(std::memory_order_relaxed) != wait_state::None)
             photon::thread_interrupt(c->th, ECANCELED);
 }
 
@@ -373,9 +373,9 @@ void HTTPServerImpl::linger(Connection& c) {
         uint64_t left = t.timeout();
         if (left == 0 || stopping_.load(std::memory_order_relaxed)) break;
         c.sock->timeout(left);
-        c.wait.store(WaitState::Idle, std::memory_order_relaxed);
+        c.wait.store(wait_state::Idle, std::memory_order_relaxed);
         ssize_t n = c.sock->recv(buf, sizeof(buf));
-        c.wait.store(WaitState::None, std::memory_order_relaxed);
+        c.wait.store(wait_state::None, std::memory_order_relaxed);
         if (n <= 0) break;
         total += (size_t)n;
     }

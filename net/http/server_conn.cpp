@@ -82,7 +82,7 @@ void read_side::head() {
 ssize_t read_side::read(void* buf, size_t count) {
     if (c_->stream.flush_for_read() < 0) return -1;
     uint64_t tm;
-    WaitState w = WaitState::None;
+    wait_state w = wait_state::None;
     switch (phase_) {
         case phase::Idle:
             if (c_->stopping->load(std::memory_order_relaxed)) {
@@ -90,7 +90,7 @@ ssize_t read_side::read(void* buf, size_t count) {
                 return -1;
             }
             tm = idle_timeout_;
-            w = WaitState::Idle;
+            w = wait_state::Idle;
             break;
         case phase::Head:
             tm = head_deadline_.get().timeout();
@@ -99,7 +99,7 @@ ssize_t read_side::read(void* buf, size_t count) {
                 errno = ETIMEDOUT;
                 return -1;
             }
-            w = WaitState::Head;
+            w = wait_state::Head;
             break;
         case phase::Drain:
             if (c_->stopping->load(std::memory_order_relaxed)) {
@@ -107,7 +107,7 @@ ssize_t read_side::read(void* buf, size_t count) {
                 return -1;
             }
             tm = c_->opts.body_timeout;
-            w = WaitState::Drain;
+            w = wait_state::Drain;
             break;
         default:
             tm = c_->stream.taken_over() ? c_->stream.timeout() : c_->opts.body_timeout;
@@ -130,14 +130,14 @@ ssize_t read_side::read(void* buf, size_t count) {
     }
     c_->sock->timeout(tm);
     // A taken-over connection's reader (a WebSocket) says itself what it waits for.
-    if (w != WaitState::None) c_->wait.store(w, std::memory_order_relaxed);
+    if (w != wait_state::None) c_->wait.store(w, std::memory_order_relaxed);
     ssize_t n = c_->sock->recv(buf, count);
-    if (w != WaitState::None) c_->wait.store(WaitState::None, std::memory_order_relaxed);
+    if (w != wait_state::None) c_->wait.store(wait_state::None, std::memory_order_relaxed);
     if (guarded) rate_.account(__update_now() - t0, n);
     if (n < 0) {
         timed_out_ = errno == ETIMEDOUT;
         // A stop() interrupt of a waiting read: the connection just ends.
-        if (w != WaitState::None && c_->stopping->load(std::memory_order_relaxed))
+        if (w != wait_state::None && c_->stopping->load(std::memory_order_relaxed))
             errno = ECANCELED;
         return -1;
     }

@@ -33,7 +33,7 @@ struct Connection;
 // WebSocket: a stream that took the connection over waits for frames (it
 // sends Close 1001 when interrupted by stop()).
 // Http2: the reader of an HTTP/2 connection, until it has acted on stop().
-enum class WaitState : uint8_t { None, Idle, Head, Drain, WebSocket, Http2 };
+enum class wait_state : uint8_t { None, Idle, Head, Drain, WebSocket, Http2 };
 
 // An unread body up to this size is read and dropped to keep the connection;
 // a larger one closes it.
@@ -258,7 +258,7 @@ struct Connection : public intrusive_list_node<Connection> {
     const std::atomic<bool>* const stopping;  // the server's
     server_metrics* const metrics;            // the server's: bytes each way
     photon::thread* const th;                 // the coroutine serving it
-    std::atomic<WaitState> wait{WaitState::None};
+    std::atomic<wait_state> wait{wait_state::None};
     bool in_handler = false;  // a handler is running
     bool no_room = false;     // the request found no room in the budget (503)
     read_side reader;

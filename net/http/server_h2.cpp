@@ -22,13 +22,13 @@ namespace server_detail {
 
 namespace {
 
-using http2::HeaderField;
+using http2::header_field;
 
 // The body of a stream's request, for the request's InputBuffer: a read
 // waits at most body_timeout.
-class BodyIn final : public IStream {
+class body_in final : public IStream {
 public:
-    explicit BodyIn(uint64_t timeout) : timeout_(timeout) {}
+    explicit body_in(uint64_t timeout) : timeout_(timeout) {}
     // At the body's end, its trailers go to *trailers (h2_body.h).
     void bind(http2::Stream* s, Headers* trailers) {
         s_ = s;
@@ -54,16 +54,16 @@ public:
 private:
     http2::Stream* s_ = nullptr;
     Headers* trailers_ = nullptr;
-    H2BodyEnd end_;
+    h2_body_end end_;
     uint64_t timeout_;
     bool timed_out_ = false;
 };
 
 // The response body, as DATA frames: a write waits for the send windows at
 // most send_timeout.
-class BodyOut final : public IStream {
+class body_out final : public IStream {
 public:
-    explicit BodyOut(uint64_t timeout) : timeout_(timeout) {}
+    explicit body_out(uint64_t timeout) : timeout_(timeout) {}
     void bind(http2::Stream* s) { s_ = s; }
 
     ssize_t write(const void* buf, size_t count) override {
@@ -86,7 +86,7 @@ private:
     uint64_t timeout_;
 };
 
-class StreamResponse final : public Response {
+class stream_response final : public Response {
 public:
     using Response::Response;
     bool may_have_body() const { return body_allowed(); }
@@ -104,9 +104,9 @@ void lower(std::string_view s, std::string* out) {
 // The messages of a request stream, bound to one stream at a time. A
 // connection keeps the ones its streams are done with for the next streams,
 // so that steady state allocates little.
-class Exchange final : public Message::HeadSender {
+class exchange final : public Message::HeadSender {
 public:
-    explicit Exchange(const ServerOptions& o)
+    explicit exchange(const ServerOptions& o)
         : body_in_(o.body_timeout),
           body_out_(o.send_timeout),
           in_(&body_in_, 1024),  // bodies are read into the caller's buffer: no copy
@@ -125,17 +125,17 @@ private:
     void answer(int status);
 
     http2::Stream* s_ = nullptr;
-    BodyIn body_in_;
-    BodyOut body_out_;
+    body_in body_in_;
+    body_out body_out_;
     InputBuffer in_;
     Request req_;
-    StreamResponse resp_;
-    std::vector<HeaderField> fields_;  // the trailers', reused
+    stream_response resp_;
+    std::vector<header_field> fields_;  // the trailers', reused
     std::string cookie_;
     bool ended_ = false;  // the head ended the stream (no body)
 };
 
-int Exchange::load_request() {
+int exchange::load_request() {
     std::string_view method, path, authority;
     for (auto& f : s_->request()) {
         std::string_view name = f.name;
@@ -180,9 +180,9 @@ int Exchange::load_request() {
 
 // A response head as the encoder takes it: :status, then the handler's
 // fields as they are (pseudo-fields dropped), with nothing copied first.
-class HeadFields final : public http2::FieldList {
+class head_fields final : public http2::field_list {
 public:
-    explicit HeadFields(const Response& r) : r_(r) {}
+    explicit head_fields(const Response& r) : r_(r) {}
     void each(Put put, void* ctx) const override {
         char digits[8], *p = digits + sizeof(digits);
         unsigned v = r_.status_code();
@@ -197,22 +197,22 @@ private:
     const Response& r_;
 };
 
-int Exchange::send_head(Message& m) {
+int exchange::send_head(Message& m) {
     auto& r = static_cast<Response&>(m);
     bool no_body = !resp_.may_have_body() ||
                    (r.headers.has("Content-Length") && r.headers.content_length() == 0);
     ended_ = no_body;
-    return s_->respond(HeadFields(r), no_body);
+    return s_->respond(head_fields(r), no_body);
 }
 
-int Exchange::send_trailers(Message&, const Headers& trailers) {
+int exchange::send_trailers(Message&, const Headers& trailers) {
     if (ended_) return errno = EINVAL, -1;
     fields_.clear();
     append_h2_fields(trailers, &fields_);
     return s_->finish(&fields_);
 }
 
-void Exchange::answer(int status) {
+void exchange::answer(int status) {
     resp_.reset(&in_, &body_out_, this);
     resp_.for_request(req_.verb() == Verb::HEAD ? Verb::HEAD : Verb::GET, 1);
     standard_headers(resp_);
@@ -220,7 +220,7 @@ void Exchange::answer(int status) {
     if (resp_.send() == 0) s_->finish();
 }
 
-void Exchange::serve(http2::Stream& s, Dispatch dispatch) {
+void exchange::serve(http2::Stream& s, Dispatch dispatch) {
     s_ = &s;
     ended_ = false;
     body_in_.bind(&s, &req_.trailers);
@@ -261,9 +261,9 @@ void Exchange::serve(http2::Stream& s, Dispatch dispatch) {
     s_->finish();
 }
 
-http2::ConnectionOptions h2_options(Connection& c) {
+http2::connection_options h2_options(Connection& c) {
     const ServerOptions& o = c.opts;
-    http2::ConnectionOptions h;
+    http2::connection_options h;
     h.max_concurrent_streams = o.http2_max_concurrent_streams;
     h.initial_window_size = o.http2_stream_window;
     h.connection_window = o.http2_connection_window;
@@ -302,18 +302,18 @@ bool base64url_decode(std::string_view in, std::string* out) {
     return true;
 }
 
-// The Exchanges a connection keeps for its next streams, at most.
+// The exchanges a connection keeps for its next streams, at most.
 constexpr size_t kSpareExchanges = 32;
 
 // Serves the connection with `run` (serve() or serve_upgraded()).
 template <typename Run>
 int serve_with(Connection& c, Dispatch dispatch, Run run) {
     c.request_hold.reset();  // the connection window is the stream's budget now
-    std::vector<std::unique_ptr<Exchange>> spare;  // of streams done, for the next ones
-    http2::ServerConnection h2(c.sock, h2_options(c), [&](http2::Stream& s) {
-        std::unique_ptr<Exchange> x;
+    std::vector<std::unique_ptr<exchange>> spare;  // of streams done, for the next ones
+    http2::server_connection h2(c.sock, h2_options(c), [&](http2::Stream& s) {
+        std::unique_ptr<exchange> x;
         if (spare.empty()) {
-            x.reset(new Exchange(c.opts));
+            x.reset(new exchange(c.opts));
         } else {
             x = std::move(spare.back());
             spare.pop_back();
@@ -322,13 +322,13 @@ int serve_with(Connection& c, Dispatch dispatch, Run run) {
         if (spare.size() < kSpareExchanges) spare.push_back(std::move(x));
     });
     // stop() interrupts the reader until it has sent its GOAWAY.
-    h2.stop_on(c.stopping, [&c] { c.wait.store(WaitState::None, std::memory_order_relaxed); });
-    c.wait.store(WaitState::Http2, std::memory_order_relaxed);
+    h2.stop_on(c.stopping, [&c] { c.wait.store(wait_state::None, std::memory_order_relaxed); });
+    c.wait.store(wait_state::Http2, std::memory_order_relaxed);
     std::string pre(c.in.data());
     c.in.consume(pre.size());
     int r = run(h2, pre);
     int e = errno;
-    c.wait.store(WaitState::None, std::memory_order_relaxed);
+    c.wait.store(wait_state::None, std::memory_order_relaxed);
     errno = e;
     return r;
 }
@@ -355,7 +355,7 @@ int speaks_http2(Connection& c) {
 }
 
 int serve_http2(Connection& c, Dispatch dispatch) {
-    return serve_with(c, dispatch, [](http2::ServerConnection& h2, std::string_view pre) {
+    return serve_with(c, dispatch, [](http2::server_connection& h2, std::string_view pre) {
         return h2.serve(pre);
     });
 }
@@ -371,7 +371,7 @@ int upgrade_to_http2(Connection& c, Dispatch dispatch) {
     std::string settings;
     if (!base64url_decode(req.headers["HTTP2-Settings"], &settings) || settings.size() % 6)
         return 1;  // not taken: answered as HTTP/1.1
-    std::vector<HeaderField> fields;
+    std::vector<header_field> fields;
     fields.push_back({":method", std::string(verbstr[req.verb()])});
     fields.push_back({":scheme", "http"});
     fields.push_back({":authority", std::string(req.host())});
@@ -386,7 +386,7 @@ int upgrade_to_http2(Connection& c, Dispatch dispatch) {
     static const char k101[] =
         "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
     if (c.stream.write(k101, sizeof(k101) - 1) < 0 || c.stream.flush() < 0) return -1;
-    return serve_with(c, dispatch, [&](http2::ServerConnection& h2, std::string_view pre) {
+    return serve_with(c, dispatch, [&](http2::server_connection& h2, std::string_view pre) {
         return h2.serve_upgraded(std::move(fields), settings, pre);
     });
 }

@@ -1,5 +1,5 @@
 // HTTP/2 for the HTTP server: a connection that speaks it (h2 by ALPN, h2c
-// with prior knowledge or by Upgrade) is served by an http2::ServerConnection
+// with prior knowledge or by Upgrade) is served by an http2::server_connection
 // whose streams each run the server's handlers on a Request and Response of
 // their own, as an HTTP/1.1 request would. Private header of net/http/.
 #pragma once

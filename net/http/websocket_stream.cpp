@@ -286,10 +286,10 @@ int websocket_stream_impl::grow_message(size_t cap, const Timeout& t) {
     if (account_) {
         // stop() interrupts the wait for room as it does a wait for frames.
         bool watched = conn_ && !going_away_;
-        if (watched) conn_->wait.store(server_detail::WaitState::WebSocket);
+        if (watched) conn_->wait.store(server_detail::wait_state::WebSocket);
         int r = wait_out_of_reserve(more, until);
         if (r == 0) r = account_->acquire(more, until);
-        if (watched) conn_->wait.store(server_detail::WaitState::None);
+        if (watched) conn_->wait.store(server_detail::wait_state::None);
         if (r < 0 && server_stopping())
             return fail(WebSocketCloseCode::GoingAway, ECANCELED, "the server stops");
         if (r < 0 && errno == ETIMEDOUT && !message_first) return -1;  // the caller's: call again
@@ -498,9 +498,9 @@ ssize_t websocket_stream_impl::wait_recv(char* dst, size_t n, const Timeout& t) 
         else if (arm(own_first ? own : t) < 0)
             return -1;
         bool watched = conn_ && !going_away_;
-        if (watched) conn_->wait.store(server_detail::WaitState::WebSocket);
+        if (watched) conn_->wait.store(server_detail::wait_state::WebSocket);
         ssize_t r = server_stopping() ? (errno = ECANCELED, (ssize_t)-1) : stream_->recv(dst, n);
-        if (watched) conn_->wait.store(server_detail::WaitState::None);
+        if (watched) conn_->wait.store(server_detail::wait_state::None);
         if (r > 0) got_bytes();
         if (r >= 0) return r;
         if (server_stopping()) {

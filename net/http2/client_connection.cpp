@@ -15,14 +15,14 @@ namespace {
 
 // A response head (RFC 9113 8.3.2): :status of three digits first and
 // alone among the pseudo-fields, and the rules for names and values.
-bool valid_response(const std::vector<HeaderField>& fields, int* status, int64_t* length) {
+bool valid_response(const std::vector<header_field>& fields, int* status, int64_t* length) {
     if (fields.empty() || fields[0].name != ":status" || fields[0].value.size() != 3) return false;
     int code = 0;
     for (char c : fields[0].value) {
         if (c < '0' || c > '9') return false;
         code = code * 10 + (c - '0');
     }
-    std::vector<HeaderField> rest(fields.begin() + 1, fields.end());
+    std::vector<header_field> rest(fields.begin() + 1, fields.end());
     if (!valid_trailers(rest)) return false;  // no pseudo-field, names and values as trailers'
     *status = code;
     *length = -1;
@@ -38,17 +38,17 @@ bool valid_response(const std::vector<HeaderField>& fields, int* status, int64_t
 
 }  // namespace
 
-struct ClientStreamImpl final : StreamCore, ClientStream {
-    std::vector<HeaderField> head, trl;
+struct client_stream_impl final : stream_core, client_stream {
+    std::vector<header_field> head, trl;
     int status = 0;  // of the final head, once it came
     bool malformed = false;
 
-    using StreamCore::StreamCore;
+    using stream_core::stream_core;
     uint32_t id() const override { return id_; }
     ssize_t write(const void* buf, size_t n, uint64_t timeout) override {
         return write_body(buf, n, timeout);
     }
-    int finish(const std::vector<HeaderField>* trailers) override { return end_body(trailers); }
+    int finish(const std::vector<header_field>* trailers) override { return end_body(trailers); }
     int response(uint64_t timeout) override {
         Timeout t(timeout);
         while (!status && !gone() && !malformed)
@@ -58,30 +58,30 @@ struct ClientStreamImpl final : StreamCore, ClientStream {
         if (reset_code == (uint32_t)ErrorCode::REFUSED_STREAM) return errno = EAGAIN, -1;
         return errno = ECONNRESET, -1;
     }
-    const std::vector<HeaderField>& response_fields() const override { return head; }
+    const std::vector<header_field>& response_fields() const override { return head; }
     ssize_t read(void* buf, size_t n, uint64_t timeout) override {
         if (!status && response(timeout) < 0) return -1;
         return read_body(buf, n, timeout);
     }
-    const std::vector<HeaderField>& trailers() const override { return trl; }
+    const std::vector<header_field>& trailers() const override { return trl; }
     void reset(ErrorCode code) override { reset_stream(code); }
 };
 
-struct ClientConnection::Impl final : Connection {
+struct client_connection::Impl final : Connection {
     uint32_t next_id = 1;
     thread* reader = nullptr;
     join_handle* reader_join = nullptr;
     condition_variable settled;  // the server's SETTINGS came, or the connection ended
 
-    Impl(ISocketStream* s, const ConnectionOptions& o) : Connection(s, o, false) {}
+    Impl(ISocketStream* s, const connection_options& o) : Connection(s, o, false) {}
 
     // A HEADERS on a stream we never opened (push is off): broken protocol.
-    bool on_new_block(uint32_t, uint8_t, std::vector<HeaderField>&&, bool) override {
+    bool on_new_block(uint32_t, uint8_t, std::vector<header_field>&&, bool) override {
         return goaway(ErrorCode::PROTOCOL_ERROR, "HEADERS on a stream never opened"), false;
     }
-    bool on_stream_block(StreamCore* core, uint8_t fl, std::vector<HeaderField>&& fields,
+    bool on_stream_block(stream_core* core, uint8_t fl, std::vector<header_field>&& fields,
                          bool too_large) override {
-        auto s = static_cast<ClientStreamImpl*>(core);
+        auto s = static_cast<client_stream_impl*>(core);
         if (s->end_remote) return s->reset(ErrorCode::STREAM_CLOSED), true;
         bool end = fl & flags::END_STREAM;
         if (!s->status) {
@@ -107,7 +107,7 @@ struct ClientConnection::Impl final : Connection {
         s->readable.notify_all();
         return true;
     }
-    void malformed(ClientStreamImpl* s) {
+    void malformed(client_stream_impl* s) {
         s->malformed = true;
         s->reset(ErrorCode::PROTOCOL_ERROR);
         s->readable.notify_all();
@@ -125,10 +125,10 @@ struct ClientConnection::Impl final : Connection {
     }
 };
 
-ClientConnection::ClientConnection(ISocketStream* sock, const ConnectionOptions& opt)
+client_connection::client_connection(ISocketStream* sock, const connection_options& opt)
     : impl_(new Impl(sock, opt)) {}
 
-ClientConnection::~ClientConnection() {
+client_connection::~client_connection() {
     auto c = impl_;
     if (c->reader_join) {
         c->stopping = true;
@@ -141,7 +141,7 @@ ClientConnection::~ClientConnection() {
     delete c;
 }
 
-int ClientConnection::start() {
+int client_connection::start() {
     auto c = impl_;
     if (c->reader) return errno = EALREADY, -1;
     c->meter_start = c->last_frame_us = now_us();
@@ -152,7 +152,7 @@ int ClientConnection::start() {
     return 0;
 }
 
-int ClientConnection::wait_settings(uint64_t timeout) {
+int client_connection::wait_settings(uint64_t timeout) {
     auto c = impl_;
     Timeout t(timeout);
     while (!c->got_settings && c->reader && !c->dead)
@@ -160,15 +160,15 @@ int ClientConnection::wait_settings(uint64_t timeout) {
     return c->got_settings ? 0 : (errno = EPROTONOSUPPORT, -1);
 }
 
-bool ClientConnection::usable() const {
+bool client_connection::usable() const {
     auto c = impl_;
     return c->reader && !c->dead && !c->peer_goaway && !c->goaway_sent && c->next_id < (1u << 31);
 }
 
-size_t ClientConnection::active() const { return impl_->streams.size(); }
+size_t client_connection::active() const { return impl_->streams.size(); }
 
-ClientStream* ClientConnection::request(const std::vector<HeaderField>& fields, bool end_stream,
-                                        uint64_t timeout) {
+client_stream* client_connection::request(const std::vector<header_field>& fields, bool end_stream,
+                                          uint64_t timeout) {
     auto c = impl_;
     if (fields.empty() || fields[0].name != ":method") return errno = EINVAL, nullptr;
     Timeout t(timeout);
@@ -178,9 +178,9 @@ ClientStream* ClientConnection::request(const std::vector<HeaderField>& fields, 
     SCOPED_LOCK(c->wlock);  // ids go out in the order they are given
     uint32_t id = c->next_id;
     c->next_id += 2;
-    auto s = new ClientStreamImpl(c, id);
+    auto s = new client_stream_impl(c, id);
     c->streams[id] = s;
-    if (s->write_head_locked(VectorFields(fields), end_stream) < 0) {
+    if (s->write_head_locked(vector_fields(fields), end_stream) < 0) {
         c->end_all();
         c->close_stream(s, true);
         c->reaped.push_back(s);
@@ -189,9 +189,9 @@ ClientStream* ClientConnection::request(const std::vector<HeaderField>& fields, 
     return s;
 }
 
-void ClientConnection::release(ClientStream* cs) {
+void client_connection::release(client_stream* cs) {
     auto c = impl_;
-    auto s = static_cast<ClientStreamImpl*>(cs);
+    auto s = static_cast<client_stream_impl*>(cs);
     if (!s) return;
     if (!s->is_closed) {
         if (!(s->end_remote && s->end_local)) s->reset(ErrorCode::CANCEL);

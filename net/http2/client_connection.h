@@ -23,36 +23,36 @@ namespace net {
 class ISocketStream;
 namespace http2 {
 
-class ClientStream {
+class client_stream {
 public:
-    virtual ~ClientStream() = default;
+    virtual ~client_stream() = default;
     virtual uint32_t id() const = 0;
     // The request body, after the head request() sent: n or -1 (ECONNRESET).
     virtual ssize_t write(const void* buf, size_t n, uint64_t timeout = -1) = 0;
     // Ends the request (with trailers, if given).
-    virtual int finish(const std::vector<HeaderField>* trailers = nullptr) = 0;
+    virtual int finish(const std::vector<header_field>* trailers = nullptr) = 0;
     // Waits for the final response head (interim 1xx ones are skipped): its
     // status, or -1 with errno ETIMEDOUT, EPROTO (a malformed response: the
     // stream was reset), EAGAIN (refused by the server, or past its GOAWAY:
     // not processed, may be retried), ECONNRESET.
     virtual int response(uint64_t timeout = -1) = 0;
     // The response's fields, :status first.
-    virtual const std::vector<HeaderField>& response_fields() const = 0;
+    virtual const std::vector<header_field>& response_fields() const = 0;
     // The response body: up to n, 0 at its end, -1 (ETIMEDOUT, ECONNRESET).
     virtual ssize_t read(void* buf, size_t n, uint64_t timeout = -1) = 0;
-    virtual const std::vector<HeaderField>& trailers() const = 0;
+    virtual const std::vector<header_field>& trailers() const = 0;
     // Ends the stream with RST_STREAM.
     virtual void reset(ErrorCode code = ErrorCode::CANCEL) = 0;
 };
 
-class ClientConnection {
+class client_connection {
 public:
-    ClientConnection(ISocketStream* sock, const ConnectionOptions& opt = {});
+    client_connection(ISocketStream* sock, const connection_options& opt = {});
     // Sends GOAWAY, closes the socket for reading and waits for the reader;
     // the streams it handed out must have been released.
-    ~ClientConnection();
-    ClientConnection(const ClientConnection&) = delete;
-    ClientConnection& operator=(const ClientConnection&) = delete;
+    ~client_connection();
+    client_connection(const client_connection&) = delete;
+    client_connection& operator=(const client_connection&) = delete;
 
     // The client preface and SETTINGS; starts the reader. 0 or -1.
     int start();
@@ -65,11 +65,11 @@ public:
     // timeout while all the server's concurrent streams are in use. nullptr
     // with errno: EAGAIN (the server sent GOAWAY, or stream ids ran out: use
     // another connection), ECONNRESET, ETIMEDOUT, EINVAL (no :method first).
-    ClientStream* request(const std::vector<HeaderField>& fields, bool end_stream,
-                          uint64_t timeout = -1);
+    client_stream* request(const std::vector<header_field>& fields, bool end_stream,
+                           uint64_t timeout = -1);
     // Done with a stream: one whose response was not read to its end is
     // reset (CANCEL). The stream is deleted.
-    void release(ClientStream* s);
+    void release(client_stream* s);
     // Whether new requests may go on this connection.
     bool usable() const;
     // Streams open now.

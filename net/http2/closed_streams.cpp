@@ -4,7 +4,7 @@ namespace photon {
 namespace net {
 namespace http2 {
 
-size_t ClosedStreams::slot_of(uint32_t id) const {
+size_t closed_streams::slot_of(uint32_t id) const {
     size_t mask = table_.size() - 1;
     for (size_t i = table_.empty() ? 0 : home(id), n = 0; n < table_.size();
          i = (i + 1) & mask, n++) {
@@ -16,7 +16,7 @@ size_t ClosedStreams::slot_of(uint32_t id) const {
 
 // Backward-shift deletion: the entries after the hole that would not find
 // themselves past it move into it, so that no lookup stops short.
-void ClosedStreams::erase(uint32_t id) {
+void closed_streams::erase(uint32_t id) {
     size_t hole = slot_of(id), mask = table_.size() - 1;
     if (hole == kNone) return;
     for (size_t i = (hole + 1) & mask, n = 1; table_[i].id && n < table_.size();
@@ -31,7 +31,7 @@ void ClosedStreams::erase(uint32_t id) {
     table_[hole] = Slot();
 }
 
-void ClosedStreams::grow() {
+void closed_streams::grow() {
     std::vector<Slot> old(table_.empty() ? 16 : table_.size() * 2);
     old.swap(table_);
     for (auto& e : old) {
@@ -42,7 +42,7 @@ void ClosedStreams::grow() {
     }
 }
 
-bool& ClosedStreams::operator[](uint32_t id) {
+bool& closed_streams::operator[](uint32_t id) {
     size_t at = slot_of(id);
     if (at != kNone) return table_[at].reset;
     if (order_.size() < limit_) {
@@ -64,7 +64,7 @@ bool& ClosedStreams::operator[](uint32_t id) {
     }
 }
 
-bool ClosedStreams::find(uint32_t id, bool* reset) const {
+bool closed_streams::find(uint32_t id, bool* reset) const {
     size_t at = slot_of(id);
     if (at == kNone) return false;
     *reset = table_[at].reset;

@@ -1,4 +1,4 @@
-// ClosedStreams: an HTTP/2 connection's memory of the streams it closed, which
+// closed_streams: an HTTP/2 connection's memory of the streams it closed, which
 // tells a late frame on one of them (ignored, or answered with STREAM_CLOSED)
 // from a frame on a stream that never was (a connection error).
 #pragma once
@@ -16,9 +16,9 @@ namespace http2 {
 // open-addressed table (linear probing, kept at most half full) beside a ring
 // of the ids in the order they came: no allocation per stream, one or two
 // cache lines per lookup.
-class ClosedStreams {
+class closed_streams {
 public:
-    explicit ClosedStreams(size_t limit) : limit_(limit) {}
+    explicit closed_streams(size_t limit) : limit_(limit) {}
     // The entry of id (not 0), added (not reset) if it was not remembered.
     bool& operator[](uint32_t id);
     // Whether id is remembered; *reset says how it closed.

@@ -51,15 +51,15 @@ uint64_t now_us() {
 
 // ---- a stream ---------------------------------------------------------------
 
-StreamCore::StreamCore(Connection* conn, uint32_t id)
+stream_core::stream_core(Connection* conn, uint32_t id)
     : c(conn),
       id_(id),
       send_window(conn->peer_initial_window),
       recv_window(conn->opt.initial_window_size) {}
 
-bool StreamCore::gone() const { return reset_ || c->dead; }
+bool stream_core::gone() const { return reset_ || c->dead; }
 
-ssize_t StreamCore::read_body(void* buf, size_t n, uint64_t timeout) {
+ssize_t stream_core::read_body(void* buf, size_t n, uint64_t timeout) {
     Timeout t(timeout);
     while (buffered == 0 && !end_remote && !gone())
         if (readable.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
@@ -88,7 +88,7 @@ ssize_t StreamCore::read_body(void* buf, size_t n, uint64_t timeout) {
     return (ssize_t)done;
 }
 
-int StreamCore::send_head(const FieldList& fields, bool end_stream) {
+int stream_core::send_head(const field_list& fields, bool end_stream) {
     if (gone()) return errno = ECONNRESET, -1;
     if (end_local) return errno = EPIPE, -1;
     SCOPED_LOCK(c->wlock);  // HPACK state follows the order on the wire
@@ -97,27 +97,27 @@ int StreamCore::send_head(const FieldList& fields, bool end_stream) {
 
 namespace {
 
-// A FieldList's fields into a header block.
-struct BlockWriter {
-    HpackEncoder* enc;
+// A field_list's fields into a header block.
+struct block_writer {
+    hpack_encoder* enc;
     std::string* block;
 
     static void put(void* ctx, std::string_view name, std::string_view value, bool never) {
-        auto* w = (BlockWriter*)ctx;
+        auto* w = (block_writer*)ctx;
         w->enc->put(name, value, w->block, never);
     }
 };
 
 }  // namespace
 
-int StreamCore::write_head_locked(const FieldList& fields, bool end_stream) {
+int stream_core::write_head_locked(const field_list& fields, bool end_stream) {
     if (c->room(kStreamLimit) < 0) return -1;
     c->fill_outbox();
     auto& block = c->hblock_;
     block.clear();
     c->enc.begin_block(&block);
-    BlockWriter w{&c->enc, &block};
-    fields.each(&BlockWriter::put, &w);
+    block_writer w{&c->enc, &block};
+    fields.each(&block_writer::put, &w);
     write_headers(id_, block, end_stream, c->peer_max_frame, &c->out_);
     c->last_data_at_ = SIZE_MAX;
     c->queued();
@@ -126,7 +126,7 @@ int StreamCore::write_head_locked(const FieldList& fields, bool end_stream) {
     return 0;
 }
 
-ssize_t StreamCore::write_body(const void* buf, size_t n, uint64_t timeout) {
+ssize_t stream_core::write_body(const void* buf, size_t n, uint64_t timeout) {
     Timeout t(timeout);
     size_t done = 0;
     while (done < n) {
@@ -156,7 +156,7 @@ ssize_t StreamCore::write_body(const void* buf, size_t n, uint64_t timeout) {
     return (ssize_t)n;
 }
 
-int StreamCore::end_body(const std::vector<HeaderField>* trailers) {
+int stream_core::end_body(const std::vector<header_field>* trailers) {
     if (end_local) return 0;
     if (trailers && !trailers->empty()) return send_head(*trailers, true);
     if (gone()) return errno = ECONNRESET, -1;
@@ -171,7 +171,7 @@ int StreamCore::end_body(const std::vector<HeaderField>* trailers) {
     return c->send(out);
 }
 
-void StreamCore::reset_stream(ErrorCode code) {
+void stream_core::reset_stream(ErrorCode code) {
     if (reset_ || c->dead) return;
     reset_ = true;
     c->rst(id_, code);
@@ -180,7 +180,7 @@ void StreamCore::reset_stream(ErrorCode code) {
 
 // ---- the connection ---------------------------------------------------------
 
-Connection::Connection(ISocketStream* s, const ConnectionOptions& o, bool is_server)
+Connection::Connection(ISocketStream* s, const connection_options& o, bool is_server)
     : sock(s),
       opt(o),
       server(is_server),
@@ -371,7 +371,7 @@ bool Connection::on_timeout() {
 
 // A HEADERS frame refused as a stream error (a stream depending on itself):
 // its block is still decoded, so that both HPACK tables stay in step.
-bool Connection::refused_headers(const Frame& f, const FrameError& err) {
+bool Connection::refused_headers(const Frame& f, const frame_error& err) {
     uint32_t id = f.h.stream;
     if (auto s = find(id)) {
         s->reset_stream(err.code);
@@ -391,7 +391,7 @@ bool Connection::refused_headers(const Frame& f, const FrameError& err) {
     return on_block(id, f.h.flags, block);
 }
 
-void Connection::consumed(StreamCore* s, size_t n) {
+void Connection::consumed(stream_core* s, size_t n) {
     if (n == 0 || dead) return;
     std::string out;
     s->unacked += n;
@@ -409,7 +409,7 @@ void Connection::consumed(StreamCore* s, size_t n) {
     if (!out.empty()) send(out);
 }
 
-void Connection::close_stream(StreamCore* s, bool reset) {
+void Connection::close_stream(stream_core* s, bool reset) {
     if (s->is_closed) return;
     s->is_closed = true;
     streams.erase(s->id_);
@@ -456,12 +456,12 @@ void Connection::reap() {
 
 bool Connection::handle(const Frame& f) {
     const auto& h = f.h;
-    if (continuing && !(f.type() == FrameType::CONTINUATION && h.stream == continuing))
+    if (continuing && !(f.type() == frame_type::CONTINUATION && h.stream == continuing))
         return goaway(ErrorCode::PROTOCOL_ERROR, "a frame inside a header block"), false;
     switch (f.type()) {
-        case FrameType::HEADERS:
+        case frame_type::HEADERS:
             return on_headers(f);
-        case FrameType::CONTINUATION:
+        case frame_type::CONTINUATION:
             if (!continuing) return goaway(ErrorCode::PROTOCOL_ERROR, "CONTINUATION alone"), false;
             block.append(f.data);
             if (block.size() > opt.max_header_list_size * 2 + 4096)
@@ -472,15 +472,15 @@ bool Connection::handle(const Frame& f) {
                 return on_block(id, block_flags, block);
             }
             return true;
-        case FrameType::DATA:
+        case frame_type::DATA:
             return on_data(f);
-        case FrameType::SETTINGS:
+        case frame_type::SETTINGS:
             return on_settings(f);
-        case FrameType::WINDOW_UPDATE:
+        case frame_type::WINDOW_UPDATE:
             return on_window_update(f);
-        case FrameType::RST_STREAM:
+        case frame_type::RST_STREAM:
             return on_rst(f);
-        case FrameType::PING:
+        case frame_type::PING:
             if (over_limit(&controls, opt.max_control_per_second))
                 return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a PING flood"), false;
             if (!(h.flags & flags::ACK)) {
@@ -489,13 +489,13 @@ bool Connection::handle(const Frame& f) {
                 send(out);
             }
             return true;
-        case FrameType::PRIORITY:
+        case frame_type::PRIORITY:
             if (over_limit(&controls, opt.max_control_per_second))
                 return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a PRIORITY flood"), false;
             return true;
-        case FrameType::GOAWAY:
+        case frame_type::GOAWAY:
             return on_goaway(f);
-        case FrameType::PUSH_PROMISE:  // a server may not; a client of ours disabled push
+        case frame_type::PUSH_PROMISE:  // a server may not; a client of ours disabled push
             return goaway(ErrorCode::PROTOCOL_ERROR, "PUSH_PROMISE"), false;
         default:
             return true;  // unknown types are ignored
@@ -515,11 +515,11 @@ bool Connection::on_headers(const Frame& f) {
 }
 
 bool Connection::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
-    std::vector<HeaderField> fields;
+    std::vector<header_field> fields;
     int r = dec.decode((const uint8_t*)blk.data(), blk.size(), &fields);
-    if (r == HpackDecoder::kCompressionError)
+    if (r == hpack_decoder::kCompressionError)
         return goaway(ErrorCode::COMPRESSION_ERROR, dec.error()), false;
-    bool too_large = r == HpackDecoder::kListTooLarge;
+    bool too_large = r == hpack_decoder::kListTooLarge;
     if (discard_block) {
         discard_block = false;
         return true;
@@ -588,16 +588,16 @@ bool Connection::on_data(const Frame& f) {
     return true;
 }
 
-bool Connection::apply_settings(std::string_view payload, FrameError* err) {
+bool Connection::apply_settings(std::string_view payload, frame_error* err) {
     bool ok = true;
     bool parsed = parse_settings(
         payload,
         [&](uint16_t id, uint32_t v) {
-            switch ((SettingId)id) {
-                case SettingId::HEADER_TABLE_SIZE:
+            switch ((setting_id)id) {
+                case setting_id::HEADER_TABLE_SIZE:
                     enc.set_peer_max_table_size(v);
                     break;
-                case SettingId::INITIAL_WINDOW_SIZE: {
+                case setting_id::INITIAL_WINDOW_SIZE: {
                     int64_t delta = (int64_t)v - peer_initial_window;
                     peer_initial_window = v;
                     for (auto& kv : streams) {
@@ -606,10 +606,10 @@ bool Connection::apply_settings(std::string_view payload, FrameError* err) {
                     }
                     break;
                 }
-                case SettingId::MAX_FRAME_SIZE:
+                case setting_id::MAX_FRAME_SIZE:
                     peer_max_frame = v;
                     break;
-                case SettingId::MAX_CONCURRENT_STREAMS:
+                case setting_id::MAX_CONCURRENT_STREAMS:
                     peer_max_streams = v;
                     break;
                 default:
@@ -629,7 +629,7 @@ bool Connection::on_settings(const Frame& f) {
     }
     if (got_settings && over_limit(&controls, opt.max_control_per_second))
         return goaway(ErrorCode::ENHANCE_YOUR_CALM, "a SETTINGS flood"), false;
-    FrameError err;
+    frame_error err;
     if (!apply_settings(f.data, &err)) return goaway(err.code, err.why), false;
     got_settings = true;
     std::string out;
@@ -673,13 +673,13 @@ bool Connection::on_rst(const Frame& f) {
 
 int Connection::send_settings() {
     std::string out;
-    std::pair<SettingId, uint32_t> s[] = {
-        {SettingId::INITIAL_WINDOW_SIZE, opt.initial_window_size},
-        {SettingId::MAX_FRAME_SIZE, opt.max_frame_size},
-        {SettingId::MAX_HEADER_LIST_SIZE, opt.max_header_list_size},
-        {SettingId::HEADER_TABLE_SIZE, opt.header_table_size},
-        {SettingId::ENABLE_PUSH, 0},
-        {SettingId::MAX_CONCURRENT_STREAMS, opt.max_concurrent_streams}};
+    std::pair<setting_id, uint32_t> s[] = {
+        {setting_id::INITIAL_WINDOW_SIZE, opt.initial_window_size},
+        {setting_id::MAX_FRAME_SIZE, opt.max_frame_size},
+        {setting_id::MAX_HEADER_LIST_SIZE, opt.max_header_list_size},
+        {setting_id::HEADER_TABLE_SIZE, opt.header_table_size},
+        {setting_id::ENABLE_PUSH, 0},
+        {setting_id::MAX_CONCURRENT_STREAMS, opt.max_concurrent_streams}};
     // (A client's MAX_CONCURRENT_STREAMS would be about pushed streams: not sent.)
     write_settings(s, sizeof(s) / sizeof(s[0]) - (server ? 0 : 1), &out);
     // The bytes the peer may have in flight to us are bytes we may have to
@@ -702,12 +702,12 @@ int Connection::send_settings() {
 // Checks and handles a frame whose bytes are at rpos: false to end.
 bool Connection::dispatch(const FrameHeader& h) {
     Frame f;
-    FrameError err;
+    frame_error err;
     bool ok = parse_frame(h, (const uint8_t*)&rbuf[rpos + kFrameHeaderSize], &f, &err);
-    if (!got_settings && (h.type != (uint8_t)FrameType::SETTINGS || (h.flags & flags::ACK)))
+    if (!got_settings && (h.type != (uint8_t)frame_type::SETTINGS || (h.flags & flags::ACK)))
         return goaway(ErrorCode::PROTOCOL_ERROR, "the first frame is not SETTINGS"), false;
     if (!ok && err.connection) return goaway(err.code, err.why), false;
-    if (!ok && h.type == (uint8_t)FrameType::HEADERS) return refused_headers(f, err);
+    if (!ok && h.type == (uint8_t)frame_type::HEADERS) return refused_headers(f, err);
     if (!ok) {
         if (auto s = find(h.stream))
             s->reset_stream(err.code);

@@ -32,7 +32,7 @@ namespace http2 {
 class Connection;
 
 // A stream's state and body, both directions.
-struct StreamCore {
+struct stream_core {
     Connection* c;
     uint32_t id_;
     std::vector<std::string> in;  // received body bytes; those before in_head were read
@@ -46,37 +46,37 @@ struct StreamCore {
     uint32_t reset_code = 0;      // the peer's RST_STREAM code (REFUSED_STREAM past its GOAWAY)
     condition_variable readable;  // body bytes, its end, or the stream's
 
-    StreamCore(Connection* conn, uint32_t id);
-    virtual ~StreamCore() = default;
+    stream_core(Connection* conn, uint32_t id);
+    virtual ~stream_core() = default;
     bool gone() const;
     // Body bytes in: up to n, 0 at the end, -1 (ETIMEDOUT, ECONNRESET).
     ssize_t read_body(void* buf, size_t n, uint64_t timeout);
     // A header block (fields in order; connection-specific ones dropped).
-    int send_head(const std::vector<HeaderField>& fields, bool end_stream) {
-        return send_head(VectorFields(fields), end_stream);
+    int send_head(const std::vector<header_field>& fields, bool end_stream) {
+        return send_head(vector_fields(fields), end_stream);
     }
-    int send_head(const FieldList& fields, bool end_stream);
+    int send_head(const field_list& fields, bool end_stream);
     // The same with the connection's write lock held by the caller.
-    int write_head_locked(const FieldList& fields, bool end_stream);
+    int write_head_locked(const field_list& fields, bool end_stream);
     // Body bytes out, as the windows allow: n or -1. The bytes are queued
     // (copied), not yet written, when it returns.
     ssize_t write_body(const void* buf, size_t n, uint64_t timeout);
     // Ends the body (with trailers if given); the END_STREAM flag goes on the
     // stream's last DATA frame if that is still queued.
-    int end_body(const std::vector<HeaderField>* trailers);
+    int end_body(const std::vector<header_field>* trailers);
     void reset_stream(ErrorCode code);
 };
 
 class Connection {
 public:
-    Connection(ISocketStream* s, const ConnectionOptions& o, bool server);
+    Connection(ISocketStream* s, const connection_options& o, bool server);
     virtual ~Connection();
 
     ISocketStream* sock;
-    ConnectionOptions opt;
+    connection_options opt;
     const bool server;
-    HpackDecoder dec;
-    HpackEncoder enc;
+    hpack_decoder dec;
+    hpack_encoder enc;
     MemoryBudget::Account account;  // holds the connection window granted past 65,535
 
     std::string rbuf;  // read ahead; frames parsed from rpos
@@ -90,12 +90,12 @@ public:
     size_t recv_consumed = 0;              // read since our last WINDOW_UPDATE
     size_t granted = kDefaultWindow;       // the connection window we keep giving
 
-    std::map<uint32_t, StreamCore*> streams;  // not yet closed
-    std::deque<StreamCore*> reaped;           // closed, to delete at the reader's next turn
+    std::map<uint32_t, stream_core*> streams;  // not yet closed
+    std::deque<stream_core*> reaped;           // closed, to delete at the reader's next turn
     // The reader is inside a frame's handling, where it may hold a stream
     // across a switch: a stream closed meanwhile waits in `reaped`.
     bool in_frame = false;
-    ClosedStreams closed;      // recently closed ids -> reset (not ended cleanly)
+    closed_streams closed;     // recently closed ids -> reset (not ended cleanly)
     uint32_t last_stream = 0;  // the highest stream id the peer opened
 
     uint32_t continuing = 0;  // a HEADERS run waiting for its CONTINUATION
@@ -135,8 +135,8 @@ public:
     void finish_writes();
     void goaway(ErrorCode code, const char* why);
     void rst(uint32_t id, ErrorCode code);
-    void consumed(StreamCore* s, size_t n);
-    void close_stream(StreamCore* s, bool reset);
+    void consumed(stream_core* s, size_t n);
+    void close_stream(stream_core* s, bool reset);
     // The connection is over: every waiter is woken.
     void end_all();
     // After our GOAWAY: stop writing and read what the peer still sends
@@ -144,7 +144,7 @@ public:
     // not reset the connection before the peer has read the GOAWAY.
     void linger();
     void reap();
-    StreamCore* find(uint32_t id) {
+    stream_core* find(uint32_t id) {
         auto it = streams.find(id);
         return it == streams.end() ? nullptr : it->second;
     }
@@ -152,10 +152,10 @@ public:
 protected:
     // A header block on a stream that is not open: the peer opens one (a
     // server's request), or breaks the protocol. false: the connection ends.
-    virtual bool on_new_block(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields,
+    virtual bool on_new_block(uint32_t id, uint8_t flags, std::vector<header_field>&& fields,
                               bool too_large) = 0;
     // A header block on an open stream (a response head, or trailers).
-    virtual bool on_stream_block(StreamCore* s, uint8_t flags, std::vector<HeaderField>&& fields,
+    virtual bool on_stream_block(stream_core* s, uint8_t flags, std::vector<header_field>&& fields,
                                  bool too_large) = 0;
     // Whether id names a stream never opened (frames on it break the protocol).
     virtual bool is_idle(uint32_t id) const = 0;
@@ -168,10 +168,10 @@ protected:
     // Applies a SETTINGS payload (the peer's frame, or an upgrade's
     // HTTP2-Settings): false with *err for a bad value or a stream window
     // pushed past 2^31-1.
-    bool apply_settings(std::string_view payload, FrameError* err);
+    bool apply_settings(std::string_view payload, frame_error* err);
 
 private:
-    friend struct StreamCore;
+    friend struct stream_core;
     void write_loop();
     bool start_writer();
     void write_out();
@@ -195,7 +195,7 @@ private:
     Timeout next_deadline() const;
     bool on_timeout();
     bool dispatch(const FrameHeader& h);
-    bool refused_headers(const Frame& f, const FrameError& err);
+    bool refused_headers(const Frame& f, const frame_error& err);
     bool handle(const Frame& f);
     bool on_headers(const Frame& f);
     bool on_data(const Frame& f);

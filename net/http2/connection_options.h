@@ -12,7 +12,7 @@ class MemoryBudget;
 namespace net {
 namespace http2 {
 
-struct ConnectionOptions {
+struct connection_options {
     uint32_t max_concurrent_streams = 128;           // more at once are refused (REFUSED_STREAM)
     uint32_t initial_window_size = 1 << 20;          // each stream's receive window
     uint32_t connection_window = 16 << 20;           // the connection's receive window

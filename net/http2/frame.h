@@ -13,7 +13,7 @@ namespace photon {
 namespace net {
 namespace http2 {
 
-enum class FrameType : uint8_t {
+enum class frame_type : uint8_t {
     DATA = 0,
     HEADERS = 1,
     PRIORITY = 2,
@@ -43,7 +43,7 @@ enum class ErrorCode : uint32_t {
     HTTP_1_1_REQUIRED = 13,
 };
 
-enum class SettingId : uint16_t {
+enum class setting_id : uint16_t {
     HEADER_TABLE_SIZE = 1,
     ENABLE_PUSH = 2,
     MAX_CONCURRENT_STREAMS = 3,
@@ -70,7 +70,7 @@ constexpr std::string_view kClientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 struct FrameHeader {
     uint32_t length = 0;  // payload bytes
-    uint8_t type = 0;     // a FrameType, or an unknown type (ignored by receivers)
+    uint8_t type = 0;     // a frame_type, or an unknown type (ignored by receivers)
     uint8_t flags = 0;
     uint32_t stream = 0;  // the reserved bit cleared
 };
@@ -94,12 +94,12 @@ struct Frame {
     uint32_t increment = 0;    // WINDOW_UPDATE
     uint32_t promised = 0;     // PUSH_PROMISE
 
-    FrameType type() const { return (FrameType)h.type; }
+    frame_type type() const { return (frame_type)h.type; }
 };
 
 // Why a frame is refused: the error code, and whether the connection (or
 // only the stream) must end.
-struct FrameError {
+struct frame_error {
     ErrorCode code = ErrorCode::NO_ERROR;
     bool connection = true;
     const char* why = "";
@@ -108,15 +108,15 @@ struct FrameError {
 // Checks a frame whose payload (h.length bytes at p) has been read whole
 // and fills *f: true, or false with *err. Unknown types pass (to be ignored).
 // The frame size limit is the reader's to check before reading the payload.
-bool parse_frame(const FrameHeader& h, const uint8_t* p, Frame* f, FrameError* err);
+bool parse_frame(const FrameHeader& h, const uint8_t* p, Frame* f, frame_error* err);
 
 // The entries of a SETTINGS frame, in order, checked (6.5.2): false with
 // *err for a value out of range. Unknown settings are passed on too.
 template <typename F>
-bool parse_settings(std::string_view data, F&& each, FrameError* err);
+bool parse_settings(std::string_view data, F&& each, frame_error* err);
 
 // Writers: each appends one frame to out.
-void write_settings(const std::pair<SettingId, uint32_t>* s, size_t n, std::string* out);
+void write_settings(const std::pair<setting_id, uint32_t>* s, size_t n, std::string* out);
 void write_settings_ack(std::string* out);
 void write_ping(const uint8_t data[8], bool ack, std::string* out);
 void write_goaway(uint32_t last_stream, ErrorCode code, std::string_view debug, std::string* out);
@@ -131,10 +131,10 @@ void write_headers(uint32_t stream, std::string_view block, bool end_stream, uin
 
 // ---- implementation of the template ----------------------------------------
 
-bool check_setting(uint16_t id, uint32_t value, FrameError* err);
+bool check_setting(uint16_t id, uint32_t value, frame_error* err);
 
 template <typename F>
-bool parse_settings(std::string_view data, F&& each, FrameError* err) {
+bool parse_settings(std::string_view data, F&& each, frame_error* err) {
     auto p = (const uint8_t*)data.data();
     for (size_t i = 0; i + 6 <= data.size(); i += 6) {
         uint16_t id = (uint16_t)(p[i] << 8 | p[i + 1]);

@@ -14,10 +14,10 @@ namespace http2 {
 namespace {
 
 // Appendix A: indices 1 to 61.
-struct StaticEntry {
+struct static_entry {
     std::string_view name, value;
 };
-constexpr StaticEntry kStatic[] = {
+constexpr static_entry kStatic[] = {
     {":authority", ""},
     {":method", "GET"},
     {":method", "POST"},
@@ -148,15 +148,15 @@ bool changes_per_message(std::string_view name) {
 // hash, in open-addressed tables; lookups compare the entry. Every name that
 // is sensitive or changes per message is in the static table, so the name's
 // lookup also says which it is.
-class StaticIndex {
+class static_table_index {
 public:
     enum : uint8_t { kPerMessage = 1, kCredential = 2, kCookie = 4 };
-    struct Name {
+    struct static_name {
         size_t index = 0;  // 1-based; 0: not a static name
         uint8_t kind = 0;
     };
 
-    StaticIndex() {
+    static_table_index() {
         for (size_t i = 0; i < kStaticCount; i++) {
             auto& e = kStatic[i];
             uint64_t h = name_hash(e.name);
@@ -173,8 +173,8 @@ public:
         size_t i = find(by_field_, h, name);
         return i && kStatic[i - 1].value == value ? i : 0;
     }
-    Name name(uint64_t h, std::string_view name) const {
-        Name n;
+    static_name name(uint64_t h, std::string_view name) const {
+        static_name n;
         n.index = find(by_name_, h, name);
         n.kind = kind_[n.index];
         return n;
@@ -203,8 +203,8 @@ private:
     uint8_t kind_[kStaticCount + 1] = {};
 };
 
-const StaticIndex& static_index() {
-    static const StaticIndex s;
+const static_table_index& static_index() {
+    static const static_table_index s;
     return s;
 }
 
@@ -250,7 +250,7 @@ bool read_string(const uint8_t*& p, const uint8_t* end, std::string* s) {
 
 // ---- the dynamic table ------------------------------------------------------
 
-void DynamicTable::evict_to(size_t n) {
+void dynamic_table::evict_to(size_t n) {
     while (size_ > n && !entries_.empty()) {
         auto& e = entries_.back();
         size_ -= entry_size(e.name, e.value);
@@ -258,28 +258,28 @@ void DynamicTable::evict_to(size_t n) {
     }
 }
 
-void DynamicTable::set_max_size(size_t n) {
+void dynamic_table::set_max_size(size_t n) {
     max_size_ = n;
     evict_to(n);
 }
 
-void DynamicTable::add(std::string_view name, std::string_view value) {
+void dynamic_table::add(std::string_view name, std::string_view value) {
     size_t sz = entry_size(name, value);
     added_++;
     if (sz > max_size_) return evict_to(0);
     evict_to(max_size_ - sz);
-    entries_.push_front(HeaderField{std::string(name), std::string(value)});
+    entries_.push_front(header_field{std::string(name), std::string(value)});
     size_ += sz;
 }
 
 // ---- decoding ---------------------------------------------------------------
 
-void HpackDecoder::set_max_table_size(size_t n) {
+void hpack_decoder::set_max_table_size(size_t n) {
     if (n < table_.max_size()) update_required_ = true;
     limit_ = n;
 }
 
-bool HpackDecoder::lookup(uint64_t index, std::string_view* name, std::string_view* value) const {
+bool hpack_decoder::lookup(uint64_t index, std::string_view* name, std::string_view* value) const {
     if (index == 0) return false;
     if (index <= kStaticCount) {
         *name = kStatic[index - 1].name;
@@ -293,13 +293,13 @@ bool HpackDecoder::lookup(uint64_t index, std::string_view* name, std::string_vi
     return true;
 }
 
-int HpackDecoder::decode(const uint8_t* p, size_t n, Sink sink, void* ctx) {
+int hpack_decoder::decode(const uint8_t* p, size_t n, field_sink sink, void* ctx) {
     const uint8_t* end = p + n;
     bool first = true;  // no field yet: table size updates may come
     size_t list = 0;
     bool too_large = false;
     auto deliver = [&](std::string_view name, std::string_view value, bool never) {
-        list += DynamicTable::entry_size(name, value);
+        list += dynamic_table::entry_size(name, value);
         if (list > max_list_) too_large = true;
         if (!too_large) sink(ctx, name, value, never);
     };
@@ -345,20 +345,20 @@ int HpackDecoder::decode(const uint8_t* p, size_t n, Sink sink, void* ctx) {
     return kOk;
 }
 
-int HpackDecoder::decode(const uint8_t* p, size_t n, std::vector<HeaderField>* out) {
+int hpack_decoder::decode(const uint8_t* p, size_t n, std::vector<header_field>* out) {
     if (out->capacity() == 0) out->reserve(16);  // a request's fields, without regrowth
     return decode(
         p, n,
         [](void* ctx, std::string_view name, std::string_view value, bool never) {
-            ((std::vector<HeaderField>*)ctx)
-                ->push_back(HeaderField{std::string(name), std::string(value), never});
+            ((std::vector<header_field>*)ctx)
+                ->push_back(header_field{std::string(name), std::string(value), never});
         },
         out);
 }
 
 // ---- encoding ---------------------------------------------------------------
 
-void HpackEncoder::set_peer_max_table_size(size_t n) {
+void hpack_encoder::set_peer_max_table_size(size_t n) {
     size_t size = std::min(n, cap_);
     if (size == table_.max_size() && !pending_) return;
     min_pending_ = pending_ ? std::min(min_pending_, size) : size;
@@ -368,7 +368,7 @@ void HpackEncoder::set_peer_max_table_size(size_t n) {
     prune();
 }
 
-void HpackEncoder::begin_block(std::string* out) {
+void hpack_encoder::begin_block(std::string* out) {
     next_ = 0;
     if (!pending_) return;
     // 4.2: the smallest size reached since the last block, then the last.
@@ -377,12 +377,12 @@ void HpackEncoder::begin_block(std::string* out) {
     pending_ = false;
 }
 
-void HpackEncoder::encode(const std::vector<HeaderField>& fields, std::string* out) {
+void hpack_encoder::encode(const std::vector<header_field>& fields, std::string* out) {
     begin_block(out);
     for (auto& f : fields) add(f.name, f.value, out, f.never_index);
 }
 
-void HpackEncoder::write_string(std::string_view s, std::string* out) {
+void hpack_encoder::write_string(std::string_view s, std::string* out) {
     // Huffman unless it is longer (as the RFC's examples do when it ties).
     size_t h = huffman_ && !s.empty() ? huffman_encoded_size(s) : SIZE_MAX;
     if (h <= s.size()) {
@@ -394,7 +394,7 @@ void HpackEncoder::write_string(std::string_view s, std::string* out) {
     }
 }
 
-size_t HpackEncoder::find(std::string_view name, uint64_t h, std::string_view value) {
+size_t hpack_encoder::find(std::string_view name, uint64_t h, std::string_view value) {
     auto d = by_field_.find(h);
     if (d == by_field_.end()) return 0;
     uint64_t newest = table_.added() - 1;
@@ -407,7 +407,7 @@ size_t HpackEncoder::find(std::string_view name, uint64_t h, std::string_view va
     return 0;
 }
 
-size_t HpackEncoder::find_name(std::string_view name, uint64_t name_h) {
+size_t hpack_encoder::find_name(std::string_view name, uint64_t name_h) {
     auto d = by_name_.find(name_h);
     if (d == by_name_.end()) return 0;
     uint64_t newest = table_.added() - 1;
@@ -420,7 +420,7 @@ size_t HpackEncoder::find_name(std::string_view name, uint64_t name_h) {
     return 0;
 }
 
-void HpackEncoder::remember(std::string_view name, uint64_t name_h, std::string_view value) {
+void hpack_encoder::remember(std::string_view name, uint64_t name_h, std::string_view value) {
     table_.add(name, value);  // (kept: only entries within the table are added)
     epoch_++;
     uint64_t seq = table_.added() - 1;
@@ -430,39 +430,39 @@ void HpackEncoder::remember(std::string_view name, uint64_t name_h, std::string_
 }
 
 // Drops the lookups of evicted entries.
-void HpackEncoder::prune() {
+void hpack_encoder::prune() {
     uint64_t oldest = table_.added() - table_.count();
     for (auto* m : {&by_field_, &by_name_})
         for (auto it = m->begin(); it != m->end();)
             it = it->second < oldest ? m->erase(it) : std::next(it);
 }
 
-void HpackEncoder::add(std::string_view name, std::string_view value, std::string* out,
-                       bool never_index) {
+void hpack_encoder::add(std::string_view name, std::string_view value, std::string* out,
+                        bool never_index) {
     (void)code(name, value, out, never_index);
 }
 
-HpackEncoder::Coded HpackEncoder::code(std::string_view name, std::string_view value,
-                                       std::string* out, bool never_index) {
+hpack_encoder::coding hpack_encoder::code(std::string_view name, std::string_view value,
+                                          std::string* out, bool never_index) {
     uint64_t name_h = name_hash(name);
     auto st = static_index().name(name_h, name);
-    bool secret = never_index || (st.kind & StaticIndex::kCredential) ||
-                  ((st.kind & StaticIndex::kCookie) && value.size() < 20);
-    bool per_message = st.kind & StaticIndex::kPerMessage;  // never in our dynamic table
+    bool secret = never_index || (st.kind & static_table_index::kCredential) ||
+                  ((st.kind & static_table_index::kCookie) && value.size() < 20);
+    bool per_message = st.kind & static_table_index::kPerMessage;  // never in our dynamic table
     if (!secret) {
         uint64_t field_h = field_hash(name_h, value);
         if (size_t i = st.index ? static_index().field(field_h, name, value) : 0) {
             write_int(i, 7, 0x80, out);
-            return Coded::kAlways;
+            return coding::kAlways;
         }
         if (size_t i = per_message ? 0 : find(name, field_h, value)) {
             write_int(i, 7, 0x80, out);
-            return Coded::kWhileTableStays;
+            return coding::kWhileTableStays;
         }
     }
     size_t name_index = st.index ? st.index : find_name(name, name_h);
     bool indexing = !secret && !per_message &&
-                    DynamicTable::entry_size(name, value) <= table_.max_size() / 4 * 3;
+                    dynamic_table::entry_size(name, value) <= table_.max_size() / 4 * 3;
     if (indexing) {
         write_int(name_index, 6, 0x40, out);
     } else {
@@ -472,15 +472,15 @@ HpackEncoder::Coded HpackEncoder::code(std::string_view name, std::string_view v
     write_string(value, out);
     if (indexing) {
         remember(name, name_h, value);
-        return Coded::kOnce;  // indexed from now on
+        return coding::kOnce;  // indexed from now on
     }
-    if (secret) return Coded::kOnce;  // (not kept)
-    return name_index > kStaticCount ? Coded::kWhileTableStays : Coded::kAlways;
+    if (secret) return coding::kOnce;  // (not kept)
+    return name_index > kStaticCount ? coding::kWhileTableStays : coding::kAlways;
 }
 
-void HpackEncoder::put(std::string_view name, std::string_view value, std::string* out,
-                       bool never_index) {
-    Recent* m = next_ < kRecent ? &recent_[next_++] : nullptr;
+void hpack_encoder::put(std::string_view name, std::string_view value, std::string* out,
+                        bool never_index) {
+    recent* m = next_ < kRecent ? &recent_[next_++] : nullptr;
     if (m && !never_index && (m->epoch == kForever || m->epoch == epoch_) && m->name == name &&
         m->value == value)
         return (void)out->append(m->coded);
@@ -494,16 +494,16 @@ void HpackEncoder::put(std::string_view name, std::string_view value, std::strin
     tolower_fast(low, name);
     std::string_view lowered(low, name.size());
     size_t at = out->size();
-    Coded how = connection_specific(lowered) ? Coded::kAlways  // dropped, always
-                                             : code(lowered, value, out, never_index);
-    if (!m || how == Coded::kOnce || never_index) return;
-    m->epoch = how == Coded::kAlways ? kForever : epoch_;
+    coding how = connection_specific(lowered) ? coding::kAlways  // dropped, always
+                                              : code(lowered, value, out, never_index);
+    if (!m || how == coding::kOnce || never_index) return;
+    m->epoch = how == coding::kAlways ? kForever : epoch_;
     m->name.assign(name.data(), name.size());
     m->value.assign(value.data(), value.size());
     m->coded.assign(out->data() + at, out->size() - at);
 }
 
-void HpackEncoder::forget_recent() {
+void hpack_encoder::forget_recent() {
     for (auto& m : recent_) m.epoch = 0;
 }
 

@@ -29,40 +29,40 @@ namespace photon {
 namespace net {
 namespace http2 {
 
-struct HeaderField {
+struct header_field {
     std::string name, value;
     bool never_index = false;  // "never indexed" on the wire (RFC 7541 7.1.3)
 };
 
 // A header list in its owner's form, handed to a header block field by
-// field: spares copying it into HeaderFields first. Names may come in any
+// field: spares copying it into header_fields first. Names may come in any
 // case; the block writer lowers them (HTTP/2 sends them in lower case).
-class FieldList {
+class field_list {
 public:
     using Put = void (*)(void* ctx, std::string_view name, std::string_view value,
                          bool never_index);
     virtual void each(Put put, void* ctx) const = 0;
 
 protected:
-    ~FieldList() = default;
+    ~field_list() = default;
 };
 
-// A vector of HeaderFields as a FieldList.
-class VectorFields final : public FieldList {
+// A vector of header_fields as a field_list.
+class vector_fields final : public field_list {
 public:
-    explicit VectorFields(const std::vector<HeaderField>& v) : v_(v) {}
+    explicit vector_fields(const std::vector<header_field>& v) : v_(v) {}
     void each(Put put, void* ctx) const override {
         for (auto& f : v_) put(ctx, f.name, f.value, f.never_index);
     }
 
 private:
-    const std::vector<HeaderField>& v_;
+    const std::vector<header_field>& v_;
 };
 
 // Entries newest first; an entry's size is name + value + 32 bytes.
-class DynamicTable {
+class dynamic_table {
 public:
-    explicit DynamicTable(size_t max_size = 4096) : max_size_(max_size) {}
+    explicit dynamic_table(size_t max_size = 4096) : max_size_(max_size) {}
 
     size_t size() const { return size_; }
     size_t max_size() const { return max_size_; }
@@ -72,7 +72,7 @@ public:
     // Adds at the front, evicting as needed; an entry larger than the table
     // empties it and is not kept.
     void add(std::string_view name, std::string_view value);
-    const HeaderField& at(size_t i) const { return entries_[i]; }  // 0: the newest
+    const header_field& at(size_t i) const { return entries_[i]; }  // 0: the newest
     // Entries ever added: the newest has number added() - 1; index i has
     // number added() - 1 - i, if i < count().
     uint64_t added() const { return added_; }
@@ -84,19 +84,19 @@ public:
 private:
     void evict_to(size_t n);
 
-    std::deque<HeaderField> entries_;
+    std::deque<header_field> entries_;
     size_t size_ = 0;
     size_t max_size_;
     uint64_t added_ = 0;
 };
 
-class HpackDecoder {
+class hpack_decoder {
 public:
     enum Result { kOk = 0, kCompressionError = -1, kListTooLarge = -2 };
-    using Sink = void (*)(void* ctx, std::string_view name, std::string_view value,
-                          bool never_index);
+    using field_sink = void (*)(void* ctx, std::string_view name, std::string_view value,
+                                bool never_index);
 
-    explicit HpackDecoder(size_t max_table_size = 4096)
+    explicit hpack_decoder(size_t max_table_size = 4096)
         : limit_(max_table_size), table_(max_table_size) {}
 
     // The SETTINGS_HEADER_TABLE_SIZE this side announced (once the peer
@@ -109,11 +109,11 @@ public:
     void set_max_header_list_size(size_t n) { max_list_ = n; }
 
     // Decodes one whole header block, calling sink for each field in order.
-    int decode(const uint8_t* p, size_t n, Sink sink, void* ctx);
-    int decode(const uint8_t* p, size_t n, std::vector<HeaderField>* out);
+    int decode(const uint8_t* p, size_t n, field_sink sink, void* ctx);
+    int decode(const uint8_t* p, size_t n, std::vector<header_field>* out);
     // Why the last decode() failed.
     const char* error() const { return error_; }
-    const DynamicTable& table() const { return table_; }
+    const dynamic_table& table() const { return table_; }
 
 private:
     int fail(const char* why) {
@@ -126,15 +126,15 @@ private:
     size_t limit_;
     size_t max_list_ = SIZE_MAX;
     bool update_required_ = false;
-    DynamicTable table_;
+    dynamic_table table_;
     const char* error_ = "";
     std::string name_, value_;  // scratch, kept for their capacity
 };
 
-class HpackEncoder {
+class hpack_encoder {
 public:
     // max_table_size: the most this side will use of the peer's allowance.
-    explicit HpackEncoder(size_t max_table_size = 4096) : cap_(max_table_size), table_(4096) {
+    explicit hpack_encoder(size_t max_table_size = 4096) : cap_(max_table_size), table_(4096) {
         set_peer_max_table_size(4096);  // a smaller table is announced in the first block
     }
 
@@ -149,7 +149,7 @@ public:
     }
 
     // Appends a block of the fields to out.
-    void encode(const std::vector<HeaderField>& fields, std::string* out);
+    void encode(const std::vector<header_field>& fields, std::string* out);
     // Or field by field: begin_block() first (table size updates), then add().
     void begin_block(std::string* out);
     void add(std::string_view name, std::string_view value, std::string* out,
@@ -161,7 +161,7 @@ public:
     void put(std::string_view name, std::string_view value, std::string* out,
              bool never_index = false);
 
-    const DynamicTable& table() const { return table_; }
+    const dynamic_table& table() const { return table_; }
 
 private:
     void write_string(std::string_view s, std::string* out);
@@ -172,14 +172,14 @@ private:
     // How code() coded a field: the same field codes the same way always,
     // while the dynamic table stays as it is, or not again (it was added to
     // the table, or is secret and is not kept).
-    enum class Coded { kAlways, kWhileTableStays, kOnce };
-    Coded code(std::string_view name, std::string_view value, std::string* out, bool never_index);
+    enum class coding { kAlways, kWhileTableStays, kOnce };
+    coding code(std::string_view name, std::string_view value, std::string* out, bool never_index);
     void forget_recent();
     void remember(std::string_view name, uint64_t name_h, std::string_view value);
     void prune();
 
     size_t cap_;
-    DynamicTable table_;
+    dynamic_table table_;
     bool huffman_ = true;
     bool pending_ = false;
     size_t min_pending_ = 0;  // the smallest size since the last block, if pending_
@@ -189,13 +189,13 @@ private:
     std::unordered_map<uint64_t, uint64_t> by_field_, by_name_;
     // The coded forms of the last block's fields, by their place in it (a
     // response head is mostly the last one's again, in the same order).
-    struct Recent {
+    struct recent {
         uint64_t epoch = 0;  // the table's epoch it holds in; 0: none
         std::string name, value, coded;
     };
     static constexpr uint64_t kForever = UINT64_MAX;
     static constexpr size_t kRecent = 16;
-    Recent recent_[kRecent];
+    recent recent_[kRecent];
     size_t next_ = 0;     // the place of the next field put() in the block
     uint64_t epoch_ = 1;  // moves whenever the dynamic table changes
 };

@@ -24,9 +24,9 @@ constexpr uint8_t kLength[kSymbols] = {
     26, 27, 26, 26, 27, 27, 27, 27, 27, 28, 27, 27, 27, 27, 27, 26, 30,
 };
 
-struct Code {
+struct huffman_code {
     uint32_t bits[kSymbols];  // right-aligned
-    Code() {
+    huffman_code() {
         uint32_t code = 0;
         for (int l = 1; l <= 30; l++) {
             for (int s = 0; s < kSymbols; s++)
@@ -39,16 +39,16 @@ struct Code {
 // The decoder's states are the inner nodes of the code tree (0 is the
 // root); a step consumes 4 bits: it may end a symbol (at most one, as no code
 // is shorter than 5 bits) and lands on a node.
-struct Step {
+struct step {
     uint8_t next;   // the node after the 4 bits
     uint8_t sym;    // the symbol ended, if kEmit
     uint8_t flags;  // kEmit, kFail, kAccept
 };
 constexpr uint8_t kEmit = 1, kFail = 2, kAccept = 4;  // kAccept: a string may end here
 
-struct Decoder {
-    Step steps[256][16];
-    Decoder(const Code& code) {
+struct huffman_decoder {
+    step steps[256][16];
+    huffman_decoder(const huffman_code& code) {
         int16_t child[256][2];  // >= 0: inner node; < 0: -1 - symbol
         bool ones[256];         // the node's path is all 1s ...
         uint8_t depth[256];     // ... and this long
@@ -76,8 +76,8 @@ struct Decoder {
         for (int n = 0; n < nodes; n++)
             for (int nib = 0; nib < 16; nib++) steps[n][nib] = walk(child, ones, depth, n, nib);
     }
-    static Step walk(int16_t (*child)[2], bool* ones, uint8_t* depth, int n, int nib) {
-        Step st{0, 0, 0};
+    static step walk(int16_t (*child)[2], bool* ones, uint8_t* depth, int n, int nib) {
+        step st{0, 0, 0};
         for (int i = 3; i >= 0; i--) {
             int c = child[n][(nib >> i) & 1];
             if (c >= 0) {
@@ -85,7 +85,7 @@ struct Decoder {
                 continue;
             }
             int sym = -1 - c;
-            if (sym == 256) return Step{0, 0, kFail};
+            if (sym == 256) return step{0, 0, kFail};
             st.sym = (uint8_t)sym;
             st.flags |= kEmit;
             n = 0;
@@ -96,13 +96,13 @@ struct Decoder {
     }
 };
 
-const Code& code() {
-    static const Code c;
+const huffman_code& code() {
+    static const huffman_code c;
     return c;
 }
 
-const Decoder& decoder() {
-    static const Decoder d(code());
+const huffman_decoder& decoder() {
+    static const huffman_decoder d(code());
     return d;
 }
 
@@ -143,7 +143,7 @@ bool huffman_decode(const uint8_t* p, size_t n, std::string* out) {
     uint8_t flags = kAccept;
     for (size_t i = 0; i < n; i++) {
         for (int half = 0; half < 2; half++) {
-            const Step& st = d.steps[state][half ? p[i] & 0xf : p[i] >> 4];
+            const step& st = d.steps[state][half ? p[i] & 0xf : p[i] >> 4];
             if (st.flags & kFail) return out->resize(at), false;
             if (st.flags & kEmit) *w++ = (char)st.sym;
             state = st.next;

@@ -6,15 +6,15 @@ namespace http2 {
 namespace {
 
 // The characters of a field name: lower-case tchar (RFC 9110 5.6.2), by byte.
-struct TokenTable {
+struct token_table {
     bool ok[256] = {};
-    TokenTable() {
+    token_table() {
         for (int c = 'a'; c <= 'z'; c++) ok[c] = true;
         for (int c = '0'; c <= '9'; c++) ok[c] = true;
         for (char c : std::string_view("!#$%&'*+-.^_`|~")) ok[(uint8_t)c] = true;
     }
 };
-const TokenTable kToken;
+const token_table kToken;
 
 bool token_char(char c) { return kToken.ok[(uint8_t)c]; }
 
@@ -60,7 +60,7 @@ bool connection_specific(std::string_view name) {
     }
 }
 
-bool valid_request(const std::vector<HeaderField>& fields, int64_t* content_length) {
+bool valid_request(const std::vector<header_field>& fields, int64_t* content_length) {
     enum { kMethod = 1, kScheme = 2, kAuthority = 4, kPath = 8 };
     int seen = 0;
     bool regular = false, connect = false;
@@ -95,7 +95,7 @@ bool valid_request(const std::vector<HeaderField>& fields, int64_t* content_leng
     return (seen & kScheme) && (seen & kPath);
 }
 
-bool valid_trailers(const std::vector<HeaderField>& fields) {
+bool valid_trailers(const std::vector<header_field>& fields) {
     for (auto& f : fields)
         if (!valid_name(f.name) || connection_specific(f.name) || !valid_value(f.value))
             return false;  // (':' is not a token character: no pseudo-fields)

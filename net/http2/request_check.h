@@ -20,9 +20,9 @@ bool connection_specific(std::string_view name);
 // (CONNECT: :authority, no :scheme or :path); no connection-specific field;
 // TE only "trailers"; Content-Length digits, one value. *content_length:
 // its value, -1 if none.
-bool valid_request(const std::vector<HeaderField>& fields, int64_t* content_length);
+bool valid_request(const std::vector<header_field>& fields, int64_t* content_length);
 // Trailers: the same rules for names and values, and no pseudo-fields.
-bool valid_trailers(const std::vector<HeaderField>& fields);
+bool valid_trailers(const std::vector<header_field>& fields);
 
 }  // namespace http2
 }  // namespace net

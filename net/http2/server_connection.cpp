@@ -12,25 +12,25 @@ namespace photon {
 namespace net {
 namespace http2 {
 
-struct StreamImpl final : StreamCore, Stream {
-    std::vector<HeaderField> req, trl;
+struct stream_impl final : stream_core, Stream {
+    std::vector<header_field> req, trl;
     bool handler_done = false;
     bool body_expected = false;
 
-    using StreamCore::StreamCore;
+    using stream_core::stream_core;
     uint32_t id() const override { return id_; }
-    const std::vector<HeaderField>& request() const override { return req; }
-    const std::vector<HeaderField>& trailers() const override { return trl; }
+    const std::vector<header_field>& request() const override { return req; }
+    const std::vector<header_field>& trailers() const override { return trl; }
     bool has_body() const override { return body_expected; }
     ssize_t read(void* buf, size_t n, uint64_t timeout) override {
         return read_body(buf, n, timeout);
     }
-    int respond(const std::vector<HeaderField>& fields, bool end_stream) override {
+    int respond(const std::vector<header_field>& fields, bool end_stream) override {
         if (head_sent) return errno = EALREADY, -1;
         if (fields.empty() || fields[0].name != ":status") return errno = EINVAL, -1;
         return send_head(fields, end_stream);
     }
-    int respond(const FieldList& fields, bool end_stream) override {
+    int respond(const field_list& fields, bool end_stream) override {
         if (head_sent) return errno = EALREADY, -1;
         return send_head(fields, end_stream);
     }
@@ -38,15 +38,15 @@ struct StreamImpl final : StreamCore, Stream {
         if (!head_sent && respond({{":status", "200"}}, false) < 0) return -1;
         return write_body(buf, n, timeout);
     }
-    int finish(const std::vector<HeaderField>* trailers) override {
+    int finish(const std::vector<header_field>* trailers) override {
         if (!head_sent) return respond({{":status", "200"}}, true);
         return end_body(trailers);
     }
     void reset(ErrorCode code) override { reset_stream(code); }
 };
 
-struct ServerConnection::Impl final : Connection {
-    StreamHandler handler;
+struct server_connection::Impl final : Connection {
+    stream_handler handler;
     condition_variable idle;  // no worker runs
     int handlers = 0;         // worker coroutines, running a handler or parked
     // New streams wait in `pending` for a worker. One worker runs them one
@@ -60,7 +60,7 @@ struct ServerConnection::Impl final : Connection {
     // One parked worker at a time waits with a deadline: when it passes with
     // nothing to do, the connection is quiet and every parked worker leaves
     // (one timer per connection, not one per worker).
-    std::deque<StreamImpl*> pending;
+    std::deque<stream_impl*> pending;
     size_t parked = 0;
     size_t spare = 0;    // workers awake and not in a handler (woken ones included)
     size_t tickets = 0;  // wake-ups sent to parked workers and not yet taken
@@ -74,37 +74,38 @@ struct ServerConnection::Impl final : Connection {
     condition_variable work;
     bool ending = false;  // the connection ends: parked workers leave
 
-    Impl(ISocketStream* s, const ConnectionOptions& o, StreamHandler h)
+    Impl(ISocketStream* s, const connection_options& o, stream_handler h)
         : Connection(s, o, true), handler(std::move(h)) {}
 
     const std::atomic<bool>* stop_flag = nullptr;
     std::function<void()> on_stop;
 
-    int run(std::string_view pre, StreamImpl* upgraded = nullptr);
+    int run(std::string_view pre, stream_impl* upgraded = nullptr);
     int read_preface();
     // A read the stop flag interrupted: stops (once); false if it was not that.
     bool stop_requested();
-    void start_handler(StreamImpl* s);
+    void start_handler(stream_impl* s);
     // Makes one more worker spare: wakes a parked one or starts one; false if
     // no coroutine could be had.
     bool wake_spare();
-    void run_stream(StreamImpl* s);
+    void run_stream(stream_impl* s);
     // Runs pending streams while there are any, then parks; a spare worker
     // on entry.
     void worker();
     // Waits for a wake-up; false when the worker should leave instead.
     bool park();
     bool apply_upgrade_settings(std::string_view payload);
-    bool open_stream(uint32_t id, uint8_t flags, std::vector<HeaderField>&& fields, bool too_large);
+    bool open_stream(uint32_t id, uint8_t flags, std::vector<header_field>&& fields,
+                     bool too_large);
 
-    bool on_new_block(uint32_t id, uint8_t fl, std::vector<HeaderField>&& fields,
+    bool on_new_block(uint32_t id, uint8_t fl, std::vector<header_field>&& fields,
                       bool too_large) override {
         return open_stream(id, fl, std::move(fields), too_large);
     }
     // Trailers: they end the request.
-    bool on_stream_block(StreamCore* core, uint8_t fl, std::vector<HeaderField>&& fields,
+    bool on_stream_block(stream_core* core, uint8_t fl, std::vector<header_field>&& fields,
                          bool too_large) override {
-        auto s = static_cast<StreamImpl*>(core);
+        auto s = static_cast<stream_impl*>(core);
         if (s->end_remote) return s->reset(ErrorCode::STREAM_CLOSED), true;
         if (!(fl & flags::END_STREAM) || too_large || !valid_trailers(fields)) {
             s->reset(ErrorCode::PROTOCOL_ERROR);
@@ -123,8 +124,8 @@ struct ServerConnection::Impl final : Connection {
     }
 };
 
-bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<HeaderField>&& fields,
-                                         bool too_large) {
+bool server_connection::Impl::open_stream(uint32_t id, uint8_t fl,
+                                          std::vector<header_field>&& fields, bool too_large) {
     last_stream = id;
     if (goaway_sent || stopping) return true;  // 6.8: not processed; the peer retries elsewhere
     auto refuse = [&](ErrorCode code) {
@@ -136,7 +137,7 @@ bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<He
     int64_t cl = -1;
     if (!too_large && !valid_request(fields, &cl)) return refuse(ErrorCode::PROTOCOL_ERROR);
     if ((fl & flags::END_STREAM) && cl > 0) return refuse(ErrorCode::PROTOCOL_ERROR);
-    auto s = new StreamImpl(this, id);
+    auto s = new stream_impl(this, id);
     s->req = std::move(fields);
     s->content_length = cl;
     s->end_remote = fl & flags::END_STREAM;
@@ -157,7 +158,7 @@ bool ServerConnection::Impl::open_stream(uint32_t id, uint8_t fl, std::vector<He
 constexpr size_t kMaxParked = 32;
 constexpr uint64_t kParkTime = 2'000'000;
 
-void ServerConnection::Impl::start_handler(StreamImpl* s) {
+void server_connection::Impl::start_handler(stream_impl* s) {
     pending.push_back(s);
     if (spare > 0 || wake_spare()) return;
     if (handlers > 0) return;  // the workers there are take it in turn
@@ -169,7 +170,7 @@ void ServerConnection::Impl::start_handler(StreamImpl* s) {
     rst(id, ErrorCode::REFUSED_STREAM);
 }
 
-bool ServerConnection::Impl::wake_spare() {
+bool server_connection::Impl::wake_spare() {
     if (parked > tickets) {
         tickets++, spare++;
         woken = work.notify_one();
@@ -182,7 +183,7 @@ bool ServerConnection::Impl::wake_spare() {
     return false;
 }
 
-void ServerConnection::Impl::run_stream(StreamImpl* s) {
+void server_connection::Impl::run_stream(stream_impl* s) {
     handler(*s);
     bool cut = s->reset_;
     if (!s->is_closed && !dead) {
@@ -204,7 +205,7 @@ void ServerConnection::Impl::run_stream(StreamImpl* s) {
         delete s;
 }
 
-void ServerConnection::Impl::worker() {
+void server_connection::Impl::worker() {
     for (;;) {
         if (woken == CURRENT) woken = nullptr;
         if (pending.empty()) {
@@ -222,7 +223,7 @@ void ServerConnection::Impl::worker() {
     if (--handlers == 0) idle.notify_all();
 }
 
-bool ServerConnection::Impl::park() {
+bool server_connection::Impl::park() {
     if (ending || dead || parked >= kMaxParked) return false;
     parked++;
     bool timed = !timed_parked, quiet = false;
@@ -248,7 +249,7 @@ bool ServerConnection::Impl::park() {
     return false;
 }
 
-bool ServerConnection::Impl::stop_requested() {
+bool server_connection::Impl::stop_requested() {
     if (errno != ECANCELED || !stop_flag || !stop_flag->load(std::memory_order_relaxed))
         return false;
     if (!stopping) {
@@ -261,12 +262,12 @@ bool ServerConnection::Impl::stop_requested() {
 
 // RFC 7540 3.2.1: the HTTP2-Settings payload counts as the client's first
 // SETTINGS, acknowledged by the 101.
-bool ServerConnection::Impl::apply_upgrade_settings(std::string_view payload) {
-    FrameError err;
+bool server_connection::Impl::apply_upgrade_settings(std::string_view payload) {
+    frame_error err;
     return payload.size() % 6 == 0 && apply_settings(payload, &err);
 }
 
-int ServerConnection::Impl::read_preface() {
+int server_connection::Impl::read_preface() {
     if (fill(kClientPreface.size(), Timeout(opt.settings_timeout)) < 0) return -1;
     if (std::string_view(rbuf).substr(rpos, kClientPreface.size()) != kClientPreface) {
         goaway(ErrorCode::PROTOCOL_ERROR, "no client preface");
@@ -276,7 +277,7 @@ int ServerConnection::Impl::read_preface() {
     return 0;
 }
 
-int ServerConnection::Impl::run(std::string_view pre, StreamImpl* upgraded) {
+int server_connection::Impl::run(std::string_view pre, stream_impl* upgraded) {
     meter_start = last_frame_us = now_us();
     rbuf.assign(pre.data(), pre.size());
     if (send_settings() < 0) {
@@ -315,29 +316,29 @@ int ServerConnection::Impl::run(std::string_view pre, StreamImpl* upgraded) {
     return r < 0 ? (errno = e, -1) : 0;
 }
 
-ServerConnection::ServerConnection(ISocketStream* sock, const ConnectionOptions& opt,
-                                   StreamHandler handler)
+server_connection::server_connection(ISocketStream* sock, const connection_options& opt,
+                                     stream_handler handler)
     : impl_(new Impl(sock, opt, std::move(handler))) {}
 
-ServerConnection::~ServerConnection() { delete impl_; }
+server_connection::~server_connection() { delete impl_; }
 
-int ServerConnection::serve(std::string_view read) { return impl_->run(read); }
+int server_connection::serve(std::string_view read) { return impl_->run(read); }
 
-int ServerConnection::serve_upgraded(std::vector<HeaderField> request, std::string_view settings,
-                                     std::string_view read) {
+int server_connection::serve_upgraded(std::vector<header_field> request, std::string_view settings,
+                                      std::string_view read) {
     if (!impl_->apply_upgrade_settings(settings)) return errno = EPROTO, -1;
-    auto s = new StreamImpl(impl_, 1);
+    auto s = new stream_impl(impl_, 1);
     s->req = std::move(request);
     s->end_remote = true;
     return impl_->run(read, s);
 }
 
-void ServerConnection::stop_on(const std::atomic<bool>* flag, std::function<void()> on_stop) {
+void server_connection::stop_on(const std::atomic<bool>* flag, std::function<void()> on_stop) {
     impl_->stop_flag = flag;
     impl_->on_stop = std::move(on_stop);
 }
 
-void ServerConnection::stop() {
+void server_connection::stop() {
     if (impl_->stopping) return;
     impl_->stopping = true;
     impl_->goaway(ErrorCode::NO_ERROR, "stopping");  // the reader polls for the end

@@ -36,7 +36,7 @@ public:
     virtual uint32_t id() const = 0;
     // The request's fields, pseudo-fields (:method, :scheme, :authority,
     // :path) first, names in lower case.
-    virtual const std::vector<HeaderField>& request() const = 0;
+    virtual const std::vector<header_field>& request() const = 0;
     // The value of a request field, "" if absent.
     std::string_view field(std::string_view name) const {
         for (auto& f : request())
@@ -48,29 +48,29 @@ public:
     // Body bytes: up to n, 0 at the end; ETIMEDOUT after timeout us.
     virtual ssize_t read(void* buf, size_t n, uint64_t timeout = -1) = 0;
     // The trailers that ended the body, if any (after read() returned 0).
-    virtual const std::vector<HeaderField>& trailers() const = 0;
+    virtual const std::vector<header_field>& trailers() const = 0;
     // The response head (:status first); end_stream: no body follows.
-    virtual int respond(const std::vector<HeaderField>& fields, bool end_stream = false) = 0;
-    // The same from a FieldList, which must give :status first (unchecked).
-    virtual int respond(const FieldList& fields, bool end_stream) = 0;
+    virtual int respond(const std::vector<header_field>& fields, bool end_stream = false) = 0;
+    // The same from a field_list, which must give :status first (unchecked).
+    virtual int respond(const field_list& fields, bool end_stream) = 0;
     // Body bytes, as the windows allow: n, or -1.
     virtual ssize_t write(const void* buf, size_t n, uint64_t timeout = -1) = 0;
     // Ends the response (with trailers, if given).
-    virtual int finish(const std::vector<HeaderField>* trailers = nullptr) = 0;
+    virtual int finish(const std::vector<header_field>* trailers = nullptr) = 0;
     // Ends the stream with RST_STREAM.
     virtual void reset(ErrorCode code = ErrorCode::CANCEL) = 0;
 };
 
 // Serves a request stream. When it returns, the response is finished for it
 // (a 500 if it sent none).
-using StreamHandler = std::function<void(Stream&)>;
+using stream_handler = std::function<void(Stream&)>;
 
-class ServerConnection {
+class server_connection {
 public:
-    ServerConnection(ISocketStream* sock, const ConnectionOptions& opt, StreamHandler handler);
-    ~ServerConnection();
-    ServerConnection(const ServerConnection&) = delete;
-    ServerConnection& operator=(const ServerConnection&) = delete;
+    server_connection(ISocketStream* sock, const connection_options& opt, stream_handler handler);
+    ~server_connection();
+    server_connection(const server_connection&) = delete;
+    server_connection& operator=(const server_connection&) = delete;
 
     // Serves until the peer closes, breaks the protocol (answered with
     // GOAWAY), stays idle too long, or stop(); returns once every handler
@@ -83,7 +83,7 @@ public:
     // client's SETTINGS payload, acknowledged by the 101), `read` the bytes
     // read after the request (the client preface, in part or whole). As
     // serve(); -1 EPROTO for malformed settings (nothing sent then).
-    int serve_upgraded(std::vector<HeaderField> request, std::string_view settings,
+    int serve_upgraded(std::vector<header_field> request, std::string_view settings,
                        std::string_view read = {});
     // `flag` turning true (another vCPU may set it, then interrupt the
     // serving coroutine with ECANCELED) stops the connection as stop() does;

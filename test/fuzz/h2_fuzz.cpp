@@ -101,7 +101,7 @@ void handle(Stream& s) {
     if (s.respond({{":status", "200"}, {"x-path", std::string(path)}}) < 0) return;
     if (!body.empty() && s.write(body.data(), body.size()) < 0) return;
     if (path == "/trailers") {
-        std::vector<HeaderField> t = {{"x-length", std::to_string(body.size())}};
+        std::vector<header_field> t = {{"x-length", std::to_string(body.size())}};
         s.finish(&t);
     } else {
         s.finish();
@@ -126,19 +126,19 @@ Allowance allowance(const std::string& in, bool client) {
         auto h = read_frame_header((const uint8_t*)&in[p]);
         if (p + kFrameHeaderSize + h.length > in.size()) break;
         auto d = (const uint8_t*)&in[p + kFrameHeaderSize];
-        if (h.type == (uint8_t)FrameType::WINDOW_UPDATE && h.length == 4) {
+        if (h.type == (uint8_t)frame_type::WINDOW_UPDATE && h.length == 4) {
             uint32_t inc = ((uint32_t)d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3]) & 0x7fffffff;
             if (h.stream == 0)
                 a.connection += inc;
             else
                 a.stream[h.stream] += inc;
-        } else if (h.type == (uint8_t)FrameType::SETTINGS) {
+        } else if (h.type == (uint8_t)frame_type::SETTINGS) {
             for (size_t i = 0; i + 6 <= h.length; i += 6) {
                 uint16_t id = (uint16_t)(d[i] << 8 | d[i + 1]);
                 uint32_t v = (uint32_t)d[i + 2] << 24 | d[i + 3] << 16 | d[i + 4] << 8 | d[i + 5];
-                if (id == (uint16_t)SettingId::MAX_FRAME_SIZE)
+                if (id == (uint16_t)setting_id::MAX_FRAME_SIZE)
                     a.max_frame = std::max(a.max_frame, v);
-                if (id == (uint16_t)SettingId::INITIAL_WINDOW_SIZE)
+                if (id == (uint16_t)setting_id::INITIAL_WINDOW_SIZE)
                     a.initial = std::max<uint64_t>(a.initial, v);
             }
         }
@@ -149,7 +149,7 @@ Allowance allowance(const std::string& in, bool client) {
 
 // Reads what we wrote as the peer would.
 void check_output(const std::string& out, const Allowance& a, bool client) {
-    HpackDecoder dec(4096);
+    hpack_decoder dec(4096);
     std::map<uint32_t, uint64_t> sent;  // DATA bytes per stream
     std::map<uint32_t, int> ended;      // 1: END_STREAM sent, 2: RST_STREAM sent
     uint64_t total = 0;
@@ -166,43 +166,43 @@ void check_output(const std::string& out, const Allowance& a, bool client) {
         check(h.length <= a.max_frame);
         check(p + kFrameHeaderSize + h.length <= out.size());  // frames are written whole
         Frame f;
-        FrameError err;
+        frame_error err;
         check(parse_frame(h, (const uint8_t*)&out[p + kFrameHeaderSize], &f, &err));
         p += kFrameHeaderSize + h.length;
-        if (first) check(f.type() == FrameType::SETTINGS && !(h.flags & flags::ACK));
+        if (first) check(f.type() == frame_type::SETTINGS && !(h.flags & flags::ACK));
         first = false;
-        check(!continuing || (f.type() == FrameType::CONTINUATION && h.stream == continuing));
-        if (h.stream && f.type() != FrameType::RST_STREAM) check(ended[h.stream] == 0);
+        check(!continuing || (f.type() == frame_type::CONTINUATION && h.stream == continuing));
+        if (h.stream && f.type() != frame_type::RST_STREAM) check(ended[h.stream] == 0);
         switch (f.type()) {
-            case FrameType::HEADERS:
-            case FrameType::CONTINUATION:
-                check(f.type() == FrameType::HEADERS || continuing);
-                if (f.type() == FrameType::HEADERS) block.clear();
+            case frame_type::HEADERS:
+            case frame_type::CONTINUATION:
+                check(f.type() == frame_type::HEADERS || continuing);
+                if (f.type() == frame_type::HEADERS) block.clear();
                 block.append(f.data);
                 continuing = (h.flags & flags::END_HEADERS) ? 0 : h.stream;
                 if (!continuing) {
-                    std::vector<HeaderField> fields;
+                    std::vector<header_field> fields;
                     check(dec.decode((const uint8_t*)block.data(), block.size(), &fields) ==
-                          HpackDecoder::kOk);
+                          hpack_decoder::kOk);
                 }
                 break;
-            case FrameType::DATA:
+            case frame_type::DATA:
                 sent[h.stream] += h.length;
                 total += h.length;
                 check(total <= a.connection);
                 check(sent[h.stream] <=
                       a.initial + (a.stream.count(h.stream) ? a.stream.at(h.stream) : 0));
                 break;
-            case FrameType::RST_STREAM:
+            case frame_type::RST_STREAM:
                 ended[h.stream] = 2;
                 break;
-            case FrameType::PUSH_PROMISE:
+            case frame_type::PUSH_PROMISE:
                 check(false);
                 break;
             default:
                 break;
         }
-        if ((f.type() == FrameType::HEADERS || f.type() == FrameType::DATA) &&
+        if ((f.type() == frame_type::HEADERS || f.type() == frame_type::DATA) &&
             (h.flags & flags::END_STREAM))
             ended[h.stream] = 1;
     }
@@ -210,7 +210,7 @@ void check_output(const std::string& out, const Allowance& a, bool client) {
 }
 
 // The client side: three requests at once, each response read to its end.
-void exchange(ClientConnection* c, int i) {
+void exchange(client_connection* c, int i) {
     static const char* paths[] = {"/", "/echo", "/trailers"};
     bool body = i == 1;
     auto s = c->request({{":method", body ? "POST" : "GET"},
@@ -228,8 +228,8 @@ void exchange(ClientConnection* c, int i) {
     c->release(s);
 }
 
-void run_client(FuzzSock* sock, const ConnectionOptions& opt) {
-    ClientConnection c(sock, opt);
+void run_client(FuzzSock* sock, const connection_options& opt) {
+    client_connection c(sock, opt);
     if (c.start() < 0) return;
     join_handle* j[3] = {};
     for (int i = 0; i < 3; i++)
@@ -256,7 +256,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string in;
     if (fl & 0x1) in.assign(kClientPreface.data(), kClientPreface.size());
     in.append((const char*)data + 2, size - 2);
-    ConnectionOptions opt;
+    connection_options opt;
     if (fl & 0x2) {
         opt.initial_window_size = 4096;
         opt.connection_window = kDefaultWindow;
@@ -271,7 +271,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (client) {
         run_client(&sock, opt);
     } else {
-        ServerConnection c(&sock, opt, handle);
+        server_connection c(&sock, opt, handle);
         c.serve();
     }
     check_output(sock.out, allowance(in, client), client);

@@ -35,10 +35,10 @@ void round_trip_huffman(const uint8_t* p, size_t n) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 1) return 0;
     size_t limit = data[0] * 32u;
-    HpackDecoder d(4096), d2(4096);
+    hpack_decoder d(4096), d2(4096);
     d.set_max_table_size(limit);
     d.set_max_header_list_size(64 * 1024);
-    HpackEncoder e(4096);
+    hpack_encoder e(4096);
     e.set_peer_max_table_size(limit);
     d2.set_max_table_size(limit);
     unsigned blocks = 0;
@@ -48,10 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint8_t* block = data + i;
         i += n;
         round_trip_huffman(block, n);
-        std::vector<HeaderField> fields;
+        std::vector<header_field> fields;
         int r = d.decode(block, n, &fields);
-        if (r == HpackDecoder::kCompressionError) return 0;  // the connection would end
-        if (r != HpackDecoder::kOk) continue;
+        if (r == hpack_decoder::kCompressionError) return 0;  // the connection would end
+        if (r != hpack_decoder::kOk) continue;
         // Every other block through put(): names lowered, connection-specific
         // fields dropped, recent codings reused from its memo.
         std::string out;
@@ -59,18 +59,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             e.encode(fields, &out);
         } else {
             e.begin_block(&out);
-            std::vector<HeaderField> kept;
+            std::vector<header_field> kept;
             for (auto& f : fields) {
                 e.put(f.name, f.value, &out, f.never_index);
-                HeaderField low = f;
+                header_field low = f;
                 for (auto& ch : low.name)
                     if (ch >= 'A' && ch <= 'Z') ch = (char)(ch | 0x20);
                 if (!connection_specific(low.name)) kept.push_back(low);
             }
             fields.swap(kept);
         }
-        std::vector<HeaderField> again;
-        check(d2.decode((const uint8_t*)out.data(), out.size(), &again) == HpackDecoder::kOk);
+        std::vector<header_field> again;
+        check(d2.decode((const uint8_t*)out.data(), out.size(), &again) == hpack_decoder::kOk);
         check(again.size() == fields.size());
         for (size_t k = 0; k < fields.size(); k++)
             check(again[k].name == fields[k].name && again[k].value == fields[k].value);

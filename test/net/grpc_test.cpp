@@ -212,7 +212,7 @@ public:
         cli_.reset(photon::net::new_tcp_socket_client());
         sock_.reset(cli_->connect(photon::net::EndPoint(photon::net::IPAddr("127.0.0.1"), port)));
         if (sock_) {
-            c_.reset(new photon::net::http2::ClientConnection(sock_.get()));
+            c_.reset(new photon::net::http2::client_connection(sock_.get()));
             if (c_->start() < 0) c_.reset();
         }
     }
@@ -222,10 +222,10 @@ public:
     }
     bool ok() const { return bool(c_); }
     // The response's :status and the grpc-status found in its head or trailers ("" if none).
-    std::pair<int, std::string> call(std::vector<photon::net::http2::HeaderField> extra,
+    std::pair<int, std::string> call(std::vector<photon::net::http2::header_field> extra,
                                      const std::string& body, const char* path = "/test.Echo/Unary",
                                      const char* method = "POST") {
-        std::vector<photon::net::http2::HeaderField> f = {
+        std::vector<photon::net::http2::header_field> f = {
             {":method", method}, {":scheme", "http"}, {":authority", "127.0.0.1"}, {":path", path}};
         bool ct = false;
         for (auto& e : extra) ct |= e.name == "content-type";
@@ -237,7 +237,7 @@ public:
         s->finish();
         int status = s->response(kLongUs);
         std::string gs;
-        auto look = [&](const std::vector<photon::net::http2::HeaderField>& fs) {
+        auto look = [&](const std::vector<photon::net::http2::header_field>& fs) {
             for (auto& x : fs)
                 if (x.name == "grpc-status") gs = x.value;
         };
@@ -253,7 +253,7 @@ public:
 private:
     std::unique_ptr<photon::net::ISocketClient> cli_;
     std::unique_ptr<photon::net::ISocketStream> sock_;
-    std::unique_ptr<photon::net::http2::ClientConnection> c_;
+    std::unique_ptr<photon::net::http2::client_connection> c_;
 };
 
 std::string framed(const std::string& m, uint8_t flag = 0, int64_t len = -1) {
@@ -452,7 +452,7 @@ TEST_P(Grpc, StopFromAnotherVcpuFinishesTheCallInFlight) {
 struct RawH2Server {
     std::function<void(photon::net::http2::Stream&)> handler;
     int serve(photon::net::ISocketStream* sock) {
-        photon::net::http2::ServerConnection c(sock, {}, handler);
+        photon::net::http2::server_connection c(sock, {}, handler);
         return c.serve();
     }
 };
@@ -464,7 +464,7 @@ void grpc_ok(photon::net::http2::Stream& s, const std::string& msg) {
     s.respond({{":status", "200"}, {"content-type", "application/grpc"}});
     std::string f = framed(msg);
     s.write(f.data(), f.size());
-    std::vector<photon::net::http2::HeaderField> t = {{"grpc-status", "0"}};
+    std::vector<photon::net::http2::header_field> t = {{"grpc-status", "0"}};
     s.finish(&t);
 }
 

@@ -72,7 +72,7 @@ TEST(GrpcWire, MetadataKeysAndValuesAreChecked) {
     EXPECT_FALSE(valid_metadata("grpc-status", "0"));
     EXPECT_FALSE(valid_metadata("content-type", "x"));
     EXPECT_FALSE(valid_metadata("", "x"));
-    std::vector<HeaderField> f;
+    std::vector<header_field> f;
     metadata_to_fields({{"k", "v"}, {"b-bin", std::string("\0\x01", 2)}}, &f);
     f.push_back({"grpc-status", "0"});
     f.push_back({"b-bin", "AAE,AgM"});  // two values joined
@@ -98,7 +98,7 @@ TEST(GrpcWire, TheReaderFindsMessagesInABodyCutAnywhere) {
     }
     std::mt19937 rng(7);
     for (int round = 0; round < 50; round++) {
-        MessageReader r(1 << 20);
+        message_reader r(1 << 20);
         size_t off = 0, got = 0;
         while (off < body.size() || got < sent.size()) {
             size_t n = std::min<size_t>(rng() % 40, body.size() - off);
@@ -106,7 +106,7 @@ TEST(GrpcWire, TheReaderFindsMessagesInABodyCutAnywhere) {
             off += n;
             bool compressed;
             std::string m;
-            while (r.next(&compressed, &m) == MessageReader::kMessage) {
+            while (r.next(&compressed, &m) == message_reader::kMessage) {
                 ASSERT_LT(got, sent.size());
                 EXPECT_EQ(sent[got], m);
                 EXPECT_EQ(got % 2 == 1, compressed);
@@ -116,14 +116,14 @@ TEST(GrpcWire, TheReaderFindsMessagesInABodyCutAnywhere) {
         }
         EXPECT_FALSE(r.partial());
     }
-    MessageReader small(10);
+    message_reader small(10);
     small.feed(frame(std::string(11, 'x')).data(), 5);
     bool c;
     std::string m;
-    EXPECT_EQ(MessageReader::kTooLarge, small.next(&c, &m)) << "known from the prefix alone";
-    MessageReader flag(10);
+    EXPECT_EQ(message_reader::kTooLarge, small.next(&c, &m)) << "known from the prefix alone";
+    message_reader flag(10);
     flag.feed("\x02\0\0\0\0", 5);
-    EXPECT_EQ(MessageReader::kBadFlag, flag.next(&c, &m));
+    EXPECT_EQ(message_reader::kBadFlag, flag.next(&c, &m));
 }
 
 TEST(GrpcWire, GzipRoundTripsAndHoldsItsLimit) {
@@ -152,11 +152,11 @@ TEST(GrpcWire, RandomBytesThroughEveryDecoder) {
         if (base64_decode(s, &out)) {
             EXPECT_LE(out.size(), s.size());
         }
-        MessageReader r(64);
+        message_reader r(64);
         r.feed(s.data(), s.size());
         bool c;
         std::string m;
-        while (r.next(&c, &m) == MessageReader::kMessage) EXPECT_LE(m.size(), 64u);
+        while (r.next(&c, &m) == message_reader::kMessage) EXPECT_LE(m.size(), 64u);
         if (gzip_supported() && i % 10 == 0) gzip_decompress(s, 1 << 16, &out);
     }
 }

@@ -15,9 +15,9 @@
 
 namespace {
 
-using photon::net::http2::HeaderField;
-using photon::net::http2::HpackDecoder;
-using photon::net::http2::HpackEncoder;
+using photon::net::http2::header_field;
+using photon::net::http2::hpack_decoder;
+using photon::net::http2::hpack_encoder;
 using photon::net::http2::huffman_decode;
 using photon::net::http2::huffman_encode;
 using photon::net::http2::huffman_encoded_size;
@@ -41,21 +41,21 @@ std::string hex(const std::string& s) {
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-Fields decode(HpackDecoder& d, const std::string& block, int* result = nullptr) {
-    std::vector<HeaderField> out;
+Fields decode(hpack_decoder& d, const std::string& block, int* result = nullptr) {
+    std::vector<header_field> out;
     int r = d.decode((const uint8_t*)block.data(), block.size(), &out);
     if (result)
         *result = r;
     else
-        EXPECT_EQ(HpackDecoder::kOk, r) << d.error();
+        EXPECT_EQ(hpack_decoder::kOk, r) << d.error();
     Fields f;
     for (auto& h : out) f.emplace_back(h.name, h.value);
     return f;
 }
 
-std::vector<HeaderField> fields(const Fields& f) {
-    std::vector<HeaderField> out;
-    for (auto& p : f) out.push_back(HeaderField{p.first, p.second});
+std::vector<header_field> fields(const Fields& f) {
+    std::vector<header_field> out;
+    for (auto& p : f) out.push_back(header_field{p.first, p.second});
     return out;
 }
 
@@ -87,30 +87,30 @@ const Fields kResp3 = {{":status", "200"},
                        {"set-cookie", "foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1"}};
 
 TEST(Hpack, AppendixC2SingleFieldsDecode) {
-    HpackDecoder d;
+    hpack_decoder d;
     EXPECT_EQ((Fields{{"custom-key", "custom-header"}}),
               decode(d, unhex("400a637573746f6d2d6b65790d637573746f6d2d686561646572")));
     EXPECT_EQ(55u, d.table().size());
-    HpackDecoder d2;
+    hpack_decoder d2;
     EXPECT_EQ((Fields{{":path", "/sample/path"}}),
               decode(d2, unhex("040c2f73616d706c652f70617468")));
     EXPECT_EQ(0u, d2.table().count());
-    HpackDecoder d3;
-    std::vector<HeaderField> out;
+    hpack_decoder d3;
+    std::vector<header_field> out;
     std::string b = unhex("100870617373776f726406736563726574");
-    ASSERT_EQ(HpackDecoder::kOk, d3.decode((const uint8_t*)b.data(), b.size(), &out));
+    ASSERT_EQ(hpack_decoder::kOk, d3.decode((const uint8_t*)b.data(), b.size(), &out));
     ASSERT_EQ(1u, out.size());
     EXPECT_EQ("password", out[0].name);
     EXPECT_EQ("secret", out[0].value);
     EXPECT_TRUE(out[0].never_index);
     EXPECT_EQ(0u, d3.table().count());
-    HpackDecoder d4;
+    hpack_decoder d4;
     EXPECT_EQ((Fields{{":method", "GET"}}), decode(d4, unhex("82")));
 }
 
 TEST(Hpack, AppendixC3AndC4RequestsDecodeWithTheTableInStep) {
     for (bool huff : {false, true}) {
-        HpackDecoder d;
+        hpack_decoder d;
         const char* blocks[2][3] = {
             {"828684410f7777772e6578616d706c652e636f6d", "828684be58086e6f2d6361636865",
              "828785bf400a637573746f6d2d6b65790c637573746f6d2d76616c7565"},
@@ -142,7 +142,7 @@ TEST(Hpack, AppendixC5AndC6ResponsesEvictFromA256ByteTable) {
          "88c16196d07abe941054d444a8200595040b8166e084a62d1bffc05a839bd9ab77ad94e7821dd7f2e6"
          "c7b335dfdfcd5b3960d5af27087f3672c1ab270fb5291f9587316065c003ed4ee5b1063d5007"}};
     for (int huff = 0; huff < 2; huff++) {
-        HpackDecoder d(256);
+        hpack_decoder d(256);
         EXPECT_EQ(kResp1, decode(d, unhex(blocks[huff][0])));
         EXPECT_EQ(222u, d.table().size());
         EXPECT_EQ(kResp2, decode(d, unhex(blocks[huff][1])));
@@ -159,7 +159,7 @@ TEST(Hpack, AppendixC5AndC6ResponsesEvictFromA256ByteTable) {
 // makes the same bytes for these messages (its policy differs only for
 // fields that change per message, which these do not have).
 TEST(Hpack, TheEncoderReproducesAppendixC4AndC6) {
-    HpackEncoder req;
+    hpack_encoder req;
     std::string out;
     const char* c4[] = {"828684418cf1e3c2e5f23a6ba0ab90f4ff", "828684be5886a8eb10649cbf",
                         "828785bf408825a849e95ba97d7f8925a849e95bb8e8b4bf"};
@@ -169,7 +169,7 @@ TEST(Hpack, TheEncoderReproducesAppendixC4AndC6) {
         req.encode(fields(*reqs[i]), &out);
         EXPECT_EQ(c4[i], hex(out)) << "C.4." << i + 1;
     }
-    HpackEncoder resp(256);
+    hpack_encoder resp(256);
     const char* c6[] = {
         "488264025885aec3771a4b6196d07abe941054d444a8200595040b8166e082a62d1bff6e919d29ad1718"
         "63c78f0b97c8e9ae82ae43d3",
@@ -236,52 +236,52 @@ TEST(Hpack, MalformedBlocksAreCompressionErrors) {
         "0f2f00",                  // a name index (15 + 47 = 62) past the empty dynamic table
     };
     for (auto c : cases) {
-        HpackDecoder d;
+        hpack_decoder d;
         int r;
         decode(d, unhex(c), &r);
-        EXPECT_EQ(HpackDecoder::kCompressionError, r) << c;
+        EXPECT_EQ(hpack_decoder::kCompressionError, r) << c;
         EXPECT_STRNE("", d.error()) << c;
     }
 }
 
 TEST(Hpack, ALoweredLimitRequiresAnUpdateAtTheNextBlockStart) {
-    HpackDecoder d;
+    hpack_decoder d;
     decode(d, unhex("400a637573746f6d2d6b65790d637573746f6d2d686561646572"));
     d.set_max_table_size(0);
     int r;
     decode(d, unhex("82"), &r);  // no update: refused
-    EXPECT_EQ(HpackDecoder::kCompressionError, r);
-    HpackDecoder d2;
+    EXPECT_EQ(hpack_decoder::kCompressionError, r);
+    hpack_decoder d2;
     decode(d2, unhex("400a637573746f6d2d6b65790d637573746f6d2d686561646572"));
     d2.set_max_table_size(0);
     EXPECT_EQ((Fields{{":method", "GET"}}),
               decode(d2, unhex("2082")));  // update to 0, then a field
     EXPECT_EQ(0u, d2.table().count());
     // The encoder, told of a smaller and then a larger table, says both.
-    HpackEncoder e;
+    hpack_encoder e;
     e.set_peer_max_table_size(0);
     e.set_peer_max_table_size(1000);
     std::string out;
     e.encode({}, &out);
     EXPECT_EQ("203fc907", hex(out));  // update to 0, then to 1000
     e.encode(fields({{"custom-key", "custom-header"}}), &out);
-    HpackDecoder d3;
+    hpack_decoder d3;
     d3.set_max_table_size(1000);
     EXPECT_EQ((Fields{{"custom-key", "custom-header"}}), decode(d3, out));
     EXPECT_EQ(1000u, d3.table().max_size());
 }
 
 TEST(Hpack, AListPastTheLimitIsDecodedToItsEndAndReported) {
-    HpackEncoder e;
-    std::vector<HeaderField> big;
+    hpack_encoder e;
+    std::vector<header_field> big;
     for (int i = 0; i < 40; i++)
         big.push_back({"x-field-" + std::to_string(i), std::string(40, 'v')});
     std::string block;
     e.encode(big, &block);
-    HpackDecoder d;
+    hpack_decoder d;
     d.set_max_header_list_size(1024);
-    std::vector<HeaderField> out;
-    EXPECT_EQ(HpackDecoder::kListTooLarge,
+    std::vector<header_field> out;
+    EXPECT_EQ(hpack_decoder::kListTooLarge,
               d.decode((const uint8_t*)block.data(), block.size(), &out));
     EXPECT_LT(out.size(), 40u);
     // The tables are still in step: the next block decodes.
@@ -289,14 +289,14 @@ TEST(Hpack, AListPastTheLimitIsDecodedToItsEndAndReported) {
     e.encode(fields({{"x-field-39", std::string(40, 'v')}}), &next);
     out.clear();
     d.set_max_header_list_size(SIZE_MAX);
-    ASSERT_EQ(HpackDecoder::kOk, d.decode((const uint8_t*)next.data(), next.size(), &out));
+    ASSERT_EQ(hpack_decoder::kOk, d.decode((const uint8_t*)next.data(), next.size(), &out));
     ASSERT_EQ(1u, out.size());
     EXPECT_EQ("x-field-39", out[0].name);
     EXPECT_EQ(1u, next.size()) << "the field was indexed by the earlier block";
 }
 
 TEST(Hpack, SensitiveAndPerMessageFieldsAreNotIndexed) {
-    HpackEncoder e;
+    hpack_encoder e;
     std::string out;
     e.encode(fields({{"authorization", "Bearer abc"},
                      {"cookie", "id=1"},
@@ -304,9 +304,9 @@ TEST(Hpack, SensitiveAndPerMessageFieldsAreNotIndexed) {
                      {"content-length", "1234"}}),
              &out);
     EXPECT_EQ(0u, e.table().count());
-    HpackDecoder d;
-    std::vector<HeaderField> got;
-    ASSERT_EQ(HpackDecoder::kOk, d.decode((const uint8_t*)out.data(), out.size(), &got));
+    hpack_decoder d;
+    std::vector<header_field> got;
+    ASSERT_EQ(hpack_decoder::kOk, d.decode((const uint8_t*)out.data(), out.size(), &got));
     ASSERT_EQ(4u, got.size());
     EXPECT_TRUE(got[0].never_index);
     EXPECT_TRUE(got[1].never_index);
@@ -318,8 +318,8 @@ TEST(Hpack, SensitiveAndPerMessageFieldsAreNotIndexed) {
 // value codes to the same bytes, a changed one to its own, and neither enters
 // the table.
 TEST(Hpack, PerMessageLiteralsAreReusedOnlyForTheSameValue) {
-    HpackEncoder e;
-    HpackDecoder d;
+    hpack_encoder e;
+    hpack_decoder d;
     auto block = [&](const std::string& etag, const std::string& length) {
         std::string out;
         e.begin_block(&out);
@@ -342,8 +342,8 @@ TEST(Hpack, PerMessageLiteralsAreReusedOnlyForTheSameValue) {
 // put() copies a field's coding from its memo only while that coding holds:
 // an index into the dynamic table moves when an entry is added before it.
 TEST(Hpack, PutReusesACodingOnlyWhileTheTableStays) {
-    HpackEncoder e;
-    HpackDecoder d;
+    hpack_encoder e;
+    hpack_decoder d;
     auto block = [&](const Fields& f) {
         std::string out;
         e.begin_block(&out);
@@ -369,16 +369,16 @@ TEST(Hpack, PutReusesACodingOnlyWhileTheTableStays) {
 // Names and values may hold any byte: fields that differ only in where a
 // NUL falls are different entries (the fuzzer found them mixed up).
 TEST(Hpack, FieldsWithNulBytesAreKeptApart) {
-    HpackEncoder e;
-    HpackDecoder d;
-    std::vector<HeaderField> in = {{std::string("a\0b", 3), ""},
-                                   {"a", std::string("b\0", 2)},
-                                   {std::string("a\0b", 3), ""},
-                                   {"a", std::string("b\0", 2)}};
+    hpack_encoder e;
+    hpack_decoder d;
+    std::vector<header_field> in = {{std::string("a\0b", 3), ""},
+                                    {"a", std::string("b\0", 2)},
+                                    {std::string("a\0b", 3), ""},
+                                    {"a", std::string("b\0", 2)}};
     std::string out;
     e.encode(in, &out);
-    std::vector<HeaderField> got;
-    ASSERT_EQ(HpackDecoder::kOk, d.decode((const uint8_t*)out.data(), out.size(), &got));
+    std::vector<header_field> got;
+    ASSERT_EQ(hpack_decoder::kOk, d.decode((const uint8_t*)out.data(), out.size(), &got));
     ASSERT_EQ(in.size(), got.size());
     for (size_t i = 0; i < in.size(); i++) {
         EXPECT_EQ(in[i].name, got[i].name) << i;
@@ -391,8 +391,8 @@ TEST(Hpack, FieldsWithNulBytesAreKeptApart) {
 // decode to what was encoded (the tables stay in step across evictions).
 TEST(Hpack, RandomBlocksRoundTripAcrossTableChanges) {
     std::mt19937 rng(31);
-    HpackEncoder e(4096);
-    HpackDecoder d(4096);
+    hpack_encoder e(4096);
+    hpack_decoder d(4096);
     // Per-message names too: their coded literals are kept and reused.
     const char* names[] = {
         "x-a",  "x-b",  "content-type",   ":status", "server",        "cookie",
@@ -405,7 +405,7 @@ TEST(Hpack, RandomBlocksRoundTripAcrossTableChanges) {
             d.set_max_table_size(lim);  // as announced in SETTINGS and acknowledged
             e.set_peer_max_table_size(lim);
         }
-        std::vector<HeaderField> in;
+        std::vector<header_field> in;
         for (int i = 0, n = 1 + rng() % 12; i < n; i++) {
             std::string v(rng() % 3 == 0 ? 200 : rng() % 30, (char)('a' + rng() % 26));
             in.push_back({names[rng() % kNames], v + std::to_string(rng() % 4)});
@@ -423,8 +423,8 @@ TEST(Hpack, RandomBlocksRoundTripAcrossTableChanges) {
                 e.put(name, f.value, &out);
             }
         }
-        std::vector<HeaderField> got;
-        ASSERT_EQ(HpackDecoder::kOk, d.decode((const uint8_t*)out.data(), out.size(), &got))
+        std::vector<header_field> got;
+        ASSERT_EQ(hpack_decoder::kOk, d.decode((const uint8_t*)out.data(), out.size(), &got))
             << "block " << block << ": " << d.error();
         ASSERT_EQ(in.size(), got.size());
         for (size_t i = 0; i < in.size(); i++) {

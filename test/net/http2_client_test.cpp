@@ -29,11 +29,11 @@ using photon_test::H2Server;
 class Http2Client : public photon_test::EngineTest {
 protected:
     // A client connection to 127.0.0.1:port, started.
-    std::unique_ptr<ClientConnection> connect(uint16_t port) {
+    std::unique_ptr<client_connection> connect(uint16_t port) {
         cli_.reset(photon::net::new_tcp_socket_client());
         sock_.reset(cli_->connect(photon::net::EndPoint(photon::net::IPAddr("127.0.0.1"), port)));
         if (!sock_) return nullptr;
-        std::unique_ptr<ClientConnection> c(new ClientConnection(sock_.get()));
+        std::unique_ptr<client_connection> c(new client_connection(sock_.get()));
         if (c->start() < 0) return nullptr;
         return c;
     }
@@ -42,12 +42,12 @@ protected:
         cli_.reset();
         photon_test::EngineTest::TearDown();
     }
-    static std::vector<HeaderField> get(const std::string& path, const char* method = "GET") {
+    static std::vector<header_field> get(const std::string& path, const char* method = "GET") {
         return {
             {":method", method}, {":scheme", "http"}, {":authority", "127.0.0.1"}, {":path", path}};
     }
     // The whole response body, or "<error E>".
-    static std::string body(ClientStream* s) {
+    static std::string body(client_stream* s) {
         std::string out;
         char buf[16384];
         while (true) {
@@ -126,7 +126,7 @@ TEST_P(Http2Client, ARefusedStreamIsEagainAndTheConnectionGoesOn) {
 }
 
 TEST_P(Http2Client, RequestsWaitForTheServersStreamLimit) {
-    ConnectionOptions opt;
+    connection_options opt;
     opt.max_concurrent_streams = 2;
     H2Server server(opt);
     auto c = connect(server.port());
@@ -153,7 +153,7 @@ TEST_P(Http2Client, RequestsWaitForTheServersStreamLimit) {
 }
 
 TEST_P(Http2Client, AServersGoawayMakesTheConnectionUnusable) {
-    ConnectionOptions opt;
+    connection_options opt;
     opt.idle_timeout = 200 * 1000;  // the server says GOAWAY(NO_ERROR) when idle
     H2Server server(opt);
     auto c = connect(server.port());

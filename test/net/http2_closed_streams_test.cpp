@@ -12,9 +12,9 @@
 
 namespace {
 
-using photon::net::http2::ClosedStreams;
+using photon::net::http2::closed_streams;
 
-// What ClosedStreams must behave as: a map and the order of arrival.
+// What closed_streams must behave as: a map and the order of arrival.
 struct Model {
     size_t limit;
     std::map<uint32_t, bool> ids;
@@ -31,7 +31,7 @@ struct Model {
     }
 };
 
-void expect_same(const ClosedStreams& c, const Model& m, uint32_t max_id) {
+void expect_same(const closed_streams& c, const Model& m, uint32_t max_id) {
     ASSERT_EQ(m.order.size(), c.size());
     for (uint32_t id = 1; id <= max_id; id++) {
         bool reset = false, got = c.find(id, &reset);
@@ -45,7 +45,7 @@ void expect_same(const ClosedStreams& c, const Model& m, uint32_t max_id) {
 }
 
 TEST(Http2ClosedStreams, RemembersTheLastClosedUpToItsLimit) {
-    ClosedStreams c(100);
+    closed_streams c(100);
     for (uint32_t id = 1; id <= 1001; id += 2) c[id] = (id % 3 == 0);
     EXPECT_EQ(100u, c.size());
     bool reset;
@@ -70,7 +70,7 @@ TEST(Http2ClosedStreams, RemembersTheLastClosedUpToItsLimit) {
 // spaced at random do, which is what exercises the deletion's shifts.
 void random_closes(uint32_t max_gap) {
     for (size_t limit : {1u, 7u, 64u, 300u}) {
-        ClosedStreams c(limit);
+        closed_streams c(limit);
         Model m{limit, {}, {}};
         std::mt19937 rng(limit);
         std::vector<uint32_t> open;

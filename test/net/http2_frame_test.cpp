@@ -13,7 +13,7 @@ namespace {
 
 using namespace photon::net::http2;
 
-std::string frame(uint32_t len, FrameType t, uint8_t fl, uint32_t stream,
+std::string frame(uint32_t len, frame_type t, uint8_t fl, uint32_t stream,
                   const std::string& payload) {
     std::string out;
     write_frame_header({len, (uint8_t)t, fl, stream}, &out);
@@ -21,7 +21,7 @@ std::string frame(uint32_t len, FrameType t, uint8_t fl, uint32_t stream,
 }
 
 // Parses a whole frame made of header + payload: true, or false with *err.
-bool parse(const std::string& bytes, Frame* f, FrameError* err) {
+bool parse(const std::string& bytes, Frame* f, frame_error* err) {
     auto h = read_frame_header((const uint8_t*)bytes.data());
     EXPECT_EQ(bytes.size() - kFrameHeaderSize, h.length);
     return parse_frame(h, (const uint8_t*)bytes.data() + kFrameHeaderSize, f, err);
@@ -29,7 +29,7 @@ bool parse(const std::string& bytes, Frame* f, FrameError* err) {
 
 void expect_refused(const std::string& bytes, ErrorCode code, bool connection) {
     Frame f;
-    FrameError err;
+    frame_error err;
     EXPECT_FALSE(parse(bytes, &f, &err));
     EXPECT_EQ((uint32_t)code, (uint32_t)err.code) << err.why;
     EXPECT_EQ(connection, err.connection) << err.why;
@@ -49,86 +49,86 @@ TEST(Http2Frame, HeaderRoundTripsAndDropsTheReservedBit) {
 
 TEST(Http2Frame, PaddedDataAndHeadersLoseTheirPadding) {
     Frame f;
-    FrameError err;
+    frame_error err;
     // (f.data views the bytes: they are kept in locals.)
     std::string data =
-        frame(8, FrameType::DATA, flags::PADDED, 1, std::string("\x03") + "abcd" + "xxx");
+        frame(8, frame_type::DATA, flags::PADDED, 1, std::string("\x03") + "abcd" + "xxx");
     ASSERT_TRUE(parse(data, &f, &err));
     EXPECT_EQ("abcd", f.data);
     // HEADERS: pad length, priority, fragment, padding.
     std::string p =
         std::string("\x02") + std::string("\x80\x00\x00\x03", 4) + "\x0f" + "blk" + "zz";
     std::string headers =
-        frame((uint32_t)p.size(), FrameType::HEADERS, flags::PADDED | flags::PRIORITY, 5, p);
+        frame((uint32_t)p.size(), frame_type::HEADERS, flags::PADDED | flags::PRIORITY, 5, p);
     ASSERT_TRUE(parse(headers, &f, &err)) << err.why;
     EXPECT_EQ("blk", f.data);
     EXPECT_TRUE(f.exclusive);
     EXPECT_EQ(3u, f.dependency);
     EXPECT_EQ(15, f.weight);
     // Padding that fills the payload: PROTOCOL_ERROR; no room for the pad length: FRAME_SIZE.
-    expect_refused(frame(3, FrameType::DATA, flags::PADDED, 1, "\x03xy"), ErrorCode::PROTOCOL_ERROR,
+    expect_refused(frame(3, frame_type::DATA, flags::PADDED, 1, "\x03xy"),
+                   ErrorCode::PROTOCOL_ERROR, true);
+    expect_refused(frame(0, frame_type::DATA, flags::PADDED, 1, ""), ErrorCode::FRAME_SIZE_ERROR,
                    true);
-    expect_refused(frame(0, FrameType::DATA, flags::PADDED, 1, ""), ErrorCode::FRAME_SIZE_ERROR,
-                   true);
-    std::string all_padding = frame(3, FrameType::DATA, flags::PADDED, 1, "\x02xy");
+    std::string all_padding = frame(3, frame_type::DATA, flags::PADDED, 1, "\x02xy");
     EXPECT_TRUE(parse(all_padding, &f, &err));
     EXPECT_EQ("", f.data);
 }
 
 TEST(Http2Frame, StreamAndConnectionFramesOnTheWrongStreamAreProtocolErrors) {
-    expect_refused(frame(1, FrameType::DATA, 0, 0, "x"), ErrorCode::PROTOCOL_ERROR, true);
-    expect_refused(frame(1, FrameType::HEADERS, 0, 0, "x"), ErrorCode::PROTOCOL_ERROR, true);
-    expect_refused(frame(1, FrameType::CONTINUATION, 0, 0, "x"), ErrorCode::PROTOCOL_ERROR, true);
-    expect_refused(frame(4, FrameType::RST_STREAM, 0, 0, std::string(4, 0)),
+    expect_refused(frame(1, frame_type::DATA, 0, 0, "x"), ErrorCode::PROTOCOL_ERROR, true);
+    expect_refused(frame(1, frame_type::HEADERS, 0, 0, "x"), ErrorCode::PROTOCOL_ERROR, true);
+    expect_refused(frame(1, frame_type::CONTINUATION, 0, 0, "x"), ErrorCode::PROTOCOL_ERROR, true);
+    expect_refused(frame(4, frame_type::RST_STREAM, 0, 0, std::string(4, 0)),
                    ErrorCode::PROTOCOL_ERROR, true);
-    expect_refused(frame(0, FrameType::SETTINGS, 0, 1, ""), ErrorCode::PROTOCOL_ERROR, true);
-    expect_refused(frame(8, FrameType::PING, 0, 3, std::string(8, 0)), ErrorCode::PROTOCOL_ERROR,
+    expect_refused(frame(0, frame_type::SETTINGS, 0, 1, ""), ErrorCode::PROTOCOL_ERROR, true);
+    expect_refused(frame(8, frame_type::PING, 0, 3, std::string(8, 0)), ErrorCode::PROTOCOL_ERROR,
                    true);
-    expect_refused(frame(8, FrameType::GOAWAY, 0, 3, std::string(8, 0)), ErrorCode::PROTOCOL_ERROR,
+    expect_refused(frame(8, frame_type::GOAWAY, 0, 3, std::string(8, 0)), ErrorCode::PROTOCOL_ERROR,
                    true);
 }
 
 TEST(Http2Frame, FixedSizesAreChecked) {
-    expect_refused(frame(4, FrameType::PRIORITY, 0, 1, std::string(4, 0)),
+    expect_refused(frame(4, frame_type::PRIORITY, 0, 1, std::string(4, 0)),
                    ErrorCode::FRAME_SIZE_ERROR, false);  // a stream error (6.3)
-    expect_refused(frame(5, FrameType::RST_STREAM, 0, 1, std::string(5, 0)),
+    expect_refused(frame(5, frame_type::RST_STREAM, 0, 1, std::string(5, 0)),
                    ErrorCode::FRAME_SIZE_ERROR, true);
-    expect_refused(frame(7, FrameType::PING, 0, 0, std::string(7, 0)), ErrorCode::FRAME_SIZE_ERROR,
+    expect_refused(frame(7, frame_type::PING, 0, 0, std::string(7, 0)), ErrorCode::FRAME_SIZE_ERROR,
                    true);
-    expect_refused(frame(3, FrameType::WINDOW_UPDATE, 0, 1, std::string(3, 0)),
+    expect_refused(frame(3, frame_type::WINDOW_UPDATE, 0, 1, std::string(3, 0)),
                    ErrorCode::FRAME_SIZE_ERROR, true);
-    expect_refused(frame(7, FrameType::GOAWAY, 0, 0, std::string(7, 0)),
+    expect_refused(frame(7, frame_type::GOAWAY, 0, 0, std::string(7, 0)),
                    ErrorCode::FRAME_SIZE_ERROR, true);
-    expect_refused(frame(5, FrameType::SETTINGS, 0, 0, std::string(5, 0)),
+    expect_refused(frame(5, frame_type::SETTINGS, 0, 0, std::string(5, 0)),
                    ErrorCode::FRAME_SIZE_ERROR, true);
-    expect_refused(frame(6, FrameType::SETTINGS, flags::ACK, 0, std::string(6, 0)),
+    expect_refused(frame(6, frame_type::SETTINGS, flags::ACK, 0, std::string(6, 0)),
                    ErrorCode::FRAME_SIZE_ERROR, true);
 }
 
 TEST(Http2Frame, SelfDependencyAndZeroIncrementsAreRefused) {
-    expect_refused(frame(5, FrameType::PRIORITY, 0, 7, std::string("\x00\x00\x00\x07\x10", 5)),
+    expect_refused(frame(5, frame_type::PRIORITY, 0, 7, std::string("\x00\x00\x00\x07\x10", 5)),
                    ErrorCode::PROTOCOL_ERROR, false);
-    expect_refused(frame(4, FrameType::WINDOW_UPDATE, 0, 3, std::string(4, 0)),
+    expect_refused(frame(4, frame_type::WINDOW_UPDATE, 0, 3, std::string(4, 0)),
                    ErrorCode::PROTOCOL_ERROR, false);  // a stream's: a stream error
-    expect_refused(frame(4, FrameType::WINDOW_UPDATE, 0, 0, std::string(4, 0)),
+    expect_refused(frame(4, frame_type::WINDOW_UPDATE, 0, 0, std::string(4, 0)),
                    ErrorCode::PROTOCOL_ERROR, true);
 }
 
 TEST(Http2Frame, UnknownTypesPass) {
     Frame f;
-    FrameError err;
-    std::string unknown = frame(3, (FrameType)0x42, 0xff, 9, "abc");
+    frame_error err;
+    std::string unknown = frame(3, (frame_type)0x42, 0xff, 9, "abc");
     EXPECT_TRUE(parse(unknown, &f, &err));
     EXPECT_EQ("abc", f.data);
 }
 
 TEST(Http2Frame, WrittenFramesReadBack) {
     std::string out;
-    std::pair<SettingId, uint32_t> s[] = {{SettingId::MAX_CONCURRENT_STREAMS, 100},
-                                          {SettingId::INITIAL_WINDOW_SIZE, 1 << 20}};
+    std::pair<setting_id, uint32_t> s[] = {{setting_id::MAX_CONCURRENT_STREAMS, 100},
+                                           {setting_id::INITIAL_WINDOW_SIZE, 1 << 20}};
     write_settings(s, 2, &out);
     Frame f;
-    FrameError err;
+    frame_error err;
     ASSERT_TRUE(parse(out, &f, &err));
     std::vector<std::pair<uint16_t, uint32_t>> got;
     ASSERT_TRUE(parse_settings(
@@ -174,7 +174,7 @@ TEST(Http2Frame, AHeaderBlockIsSplitIntoContinuations) {
     while (p < out.data() + out.size()) {
         auto h = read_frame_header((const uint8_t*)p);
         EXPECT_LE(h.length, kDefaultMaxFrameSize);
-        EXPECT_EQ(frames == 0 ? (uint8_t)FrameType::HEADERS : (uint8_t)FrameType::CONTINUATION,
+        EXPECT_EQ(frames == 0 ? (uint8_t)frame_type::HEADERS : (uint8_t)frame_type::CONTINUATION,
                   h.type);
         bool last = p + kFrameHeaderSize + h.length == out.data() + out.size();
         EXPECT_EQ(last, (h.flags & flags::END_HEADERS) != 0);
@@ -188,7 +188,7 @@ TEST(Http2Frame, AHeaderBlockIsSplitIntoContinuations) {
 }
 
 TEST(Http2Frame, SettingsValuesOutOfRangeAreRefused) {
-    FrameError err;
+    frame_error err;
     auto one = [](uint16_t id, uint32_t v) {
         return std::string{(char)(id >> 8), (char)id,       (char)(v >> 24),
                            (char)(v >> 16), (char)(v >> 8), (char)v};

@@ -38,10 +38,10 @@ namespace {
 
 using namespace photon::net;
 using namespace photon::net::http;
-using photon::net::http2::ConnectionOptions;
+using photon::net::http2::connection_options;
 using photon::net::http2::ErrorCode;
-using photon::net::http2::HeaderField;
-using photon::net::http2::ServerConnection;
+using photon::net::http2::header_field;
+using photon::net::http2::server_connection;
 using photon::net::http2::Stream;
 using photon_test::h2_pattern;
 
@@ -157,15 +157,15 @@ private:
     }
     int serve(ISocketStream* sock) {
         accepts++;
-        ConnectionOptions opt;
+        connection_options opt;
         opt.idle_timeout = 10'000'000;
-        ServerConnection* self = nullptr;
-        ServerConnection c(sock, opt, [&](Stream& s) { handle(s, *self); });
+        server_connection* self = nullptr;
+        server_connection c(sock, opt, [&](Stream& s) { handle(s, *self); });
         self = &c;
         c.stop_on(&stop_);  // a graceful stop when the peer ends
         return c.serve();
     }
-    void handle(Stream& s, ServerConnection& c) {
+    void handle(Stream& s, server_connection& c) {
         requests++;
         std::string path(s.field(":path"));
         if (path == "/sha") {

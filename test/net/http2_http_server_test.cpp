@@ -395,11 +395,11 @@ protected:
         conn_ = connect(&sock_, {});
         ASSERT_NE(nullptr, conn_);
     }
-    std::unique_ptr<http2::ClientConnection> connect(std::unique_ptr<ISocketStream>* sock,
-                                                     const http2::ConnectionOptions& o) {
+    std::unique_ptr<http2::client_connection> connect(std::unique_ptr<ISocketStream>* sock,
+                                                      const http2::connection_options& o) {
         sock->reset(cli_->connect(EndPoint(IPAddr("127.0.0.1"), server_->port())));
         if (!*sock) return nullptr;
-        std::unique_ptr<http2::ClientConnection> c(new http2::ClientConnection(sock->get(), o));
+        std::unique_ptr<http2::client_connection> c(new http2::client_connection(sock->get(), o));
         return c->start() == 0 ? std::move(c) : nullptr;
     }
     void TearDown() override {
@@ -421,7 +421,7 @@ protected:
         return n == 0 ? body : "";
     }
     // The status of a request (its body, if any, then ends).
-    int status(std::vector<http2::HeaderField> fields, std::string_view body = {},
+    int status(std::vector<http2::header_field> fields, std::string_view body = {},
                bool end = true) {
         auto s = conn_->request(fields, body.empty() && end, 5'000'000);
         if (!s) return -1;
@@ -431,7 +431,7 @@ protected:
         conn_->release(s);
         return st;
     }
-    static std::vector<http2::HeaderField> head(const char* method, const char* path) {
+    static std::vector<http2::header_field> head(const char* method, const char* path) {
         return {
             {":method", method}, {":scheme", "http"}, {":authority", "127.0.0.1"}, {":path", path}};
     }
@@ -440,7 +440,7 @@ protected:
     std::unique_ptr<Server> server_;
     std::unique_ptr<ISocketClient> cli_;
     std::unique_ptr<ISocketStream> sock_;
-    std::unique_ptr<http2::ClientConnection> conn_;
+    std::unique_ptr<http2::client_connection> conn_;
 };
 
 TEST_F(Http2HttpServerLimits, EachViolationGetsItsStatusAndTheConnectionGoesOn) {
@@ -457,7 +457,7 @@ TEST_F(Http2HttpServerLimits, EachViolationGetsItsStatusAndTheConnectionGoesOn) 
 // A peer that opens no window for the response body (SETTINGS_INITIAL_WINDOW_SIZE
 // 0): the handler's write gives up after send_timeout and the stream is reset.
 TEST_F(Http2HttpServerLimits, AZeroWindowStallEndsAfterSendTimeout) {
-    http2::ConnectionOptions o;
+    http2::connection_options o;
     o.initial_window_size = 0;
     std::unique_ptr<ISocketStream> sock;
     auto c = connect(&sock, o);
@@ -475,7 +475,7 @@ TEST_F(Http2HttpServerLimits, AZeroWindowStallEndsAfterSendTimeout) {
 // ServerOptions::http2_max_concurrent_streams reaches the peer in SETTINGS:
 // while three handlers run, our client's fourth request waits for a slot.
 TEST_F(Http2HttpServerLimits, TheStreamLimitIsAnnouncedAndHeldTo) {
-    std::vector<http2::ClientStream*> slow;
+    std::vector<http2::client_stream*> slow;
     for (int i = 0; i < 3; i++)
         slow.push_back(conn_->request(head("GET", "/slow"), true, 1'000'000));
     photon::thread_usleep(50'000);  // the three are running

@@ -135,7 +135,7 @@ public:
     }
     // A GET of path on stream id (HPACK without indexing: the server's table stays empty).
     std::string get(uint32_t id, const std::string& path, bool end_stream = true) {
-        HpackEncoder e;
+        hpack_encoder e;
         std::string block, out;
         e.encode({{":method", "GET"}, {":scheme", "http"}, {":path", path}, {":authority", "x"}},
                  &block);
@@ -154,7 +154,7 @@ public:
                 if (buf_.size() < kFrameHeaderSize + h.length) break;
                 std::string payload = buf_.substr(kFrameHeaderSize, h.length);
                 buf_.erase(0, kFrameHeaderSize + h.length);
-                if (h.type == (uint8_t)FrameType::SETTINGS && !(h.flags & flags::ACK) && ack_) {
+                if (h.type == (uint8_t)frame_type::SETTINGS && !(h.flags & flags::ACK) && ack_) {
                     std::string a;
                     write_settings_ack(&a);
                     send(a);
@@ -174,7 +174,7 @@ public:
     int goaway_code() {
         int code = -1;
         frames([&](const FrameHeader& h, const std::string& p) {
-            if (h.type != (uint8_t)FrameType::GOAWAY) return true;
+            if (h.type != (uint8_t)frame_type::GOAWAY) return true;
             code = (int)be32(p, 4);
             return false;
         });
@@ -200,9 +200,9 @@ TEST(Http2Streams, ABlockedHandlerDoesNotHoldTheStreamsBehindIt) {
     std::vector<uint32_t> heads;  // streams in the order their responses began
     std::string body1;
     ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
-        if (h.type == (uint8_t)FrameType::HEADERS) heads.push_back(h.stream);
-        if (h.type == (uint8_t)FrameType::DATA && h.stream == 1) body1 += p;
-        return !(h.type == (uint8_t)FrameType::DATA && h.stream == 1 &&
+        if (h.type == (uint8_t)frame_type::HEADERS) heads.push_back(h.stream);
+        if (h.type == (uint8_t)frame_type::DATA && h.stream == 1) body1 += p;
+        return !(h.type == (uint8_t)frame_type::DATA && h.stream == 1 &&
                  (h.flags & flags::END_STREAM));
     }));
     EXPECT_EQ("released", body1);
@@ -254,7 +254,7 @@ TEST(Http2Streams, DataAfterTheEarlyAnswersResetIsIgnored) {
     c.send(c.get(1, "/hello", false));  // a body was announced
     bool reset = false;
     c.frames([&](const FrameHeader& h, const std::string&) {
-        if (h.stream == 1 && h.type == (uint8_t)FrameType::RST_STREAM) reset = true;
+        if (h.stream == 1 && h.type == (uint8_t)frame_type::RST_STREAM) reset = true;
         return !reset;
     });
     ASSERT_TRUE(reset);
@@ -264,12 +264,12 @@ TEST(Http2Streams, DataAfterTheEarlyAnswersResetIsIgnored) {
     c.send(late + c.get(3, "/hello"));
     uint8_t answer = 0;
     c.frames([&](const FrameHeader& h, const std::string&) {
-        if (h.type == (uint8_t)FrameType::GOAWAY ||
-            (h.stream == 3 && h.type == (uint8_t)FrameType::HEADERS))
+        if (h.type == (uint8_t)frame_type::GOAWAY ||
+            (h.stream == 3 && h.type == (uint8_t)frame_type::HEADERS))
             answer = h.type;
         return answer == 0;
     });
-    EXPECT_EQ((uint8_t)FrameType::HEADERS, answer);
+    EXPECT_EQ((uint8_t)frame_type::HEADERS, answer);
 }
 
 TEST(Http2Hostile, AnEndlessHeaderBlockIsCut) {
@@ -277,11 +277,11 @@ TEST(Http2Hostile, AnEndlessHeaderBlockIsCut) {
     RawClient c(server.port());
     ASSERT_TRUE(c.ok());
     std::string out;
-    write_frame_header({1, (uint8_t)FrameType::HEADERS, 0, 1}, &out);  // no END_HEADERS
+    write_frame_header({1, (uint8_t)frame_type::HEADERS, 0, 1}, &out);  // no END_HEADERS
     out += '\x82';
     std::string junk(16000, '\x40');  // CONTINUATIONs of literal-with-indexing starts
     for (int i = 0; i < 20; i++) {
-        write_frame_header({(uint32_t)junk.size(), (uint8_t)FrameType::CONTINUATION, 0, 1}, &out);
+        write_frame_header({(uint32_t)junk.size(), (uint8_t)frame_type::CONTINUATION, 0, 1}, &out);
         out += junk;
     }
     c.send(out);
@@ -289,7 +289,7 @@ TEST(Http2Hostile, AnEndlessHeaderBlockIsCut) {
 }
 
 TEST(Http2Hostile, AnIdlePeerGetsGoawayAndTheConnectionEnds) {
-    ConnectionOptions opt;
+    connection_options opt;
     opt.idle_timeout = 300 * 1000;
     H2Server server(opt);
     RawClient c(server.port());
@@ -300,7 +300,7 @@ TEST(Http2Hostile, AnIdlePeerGetsGoawayAndTheConnectionEnds) {
 }
 
 TEST(Http2Hostile, UnacknowledgedSettingsEndTheConnection) {
-    ConnectionOptions opt;
+    connection_options opt;
     opt.settings_timeout = 300 * 1000;
     H2Server server(opt);
     RawClient c(server.port(), false);
@@ -309,7 +309,7 @@ TEST(Http2Hostile, UnacknowledgedSettingsEndTheConnection) {
 }
 
 TEST(Http2Hostile, StreamsPastTheLimitAreRefusedAndTheOthersServed) {
-    ConnectionOptions opt;
+    connection_options opt;
     opt.max_concurrent_streams = 4;
     H2Server server(opt);
     RawClient c(server.port());
@@ -321,11 +321,11 @@ TEST(Http2Hostile, StreamsPastTheLimitAreRefusedAndTheOthersServed) {
     std::map<uint32_t, std::string> first;  // stream -> its first frame's kind
     c.frames([&](const FrameHeader& h, const std::string& p) {
         if (!h.stream || first.count(h.stream)) return true;
-        if (h.type == (uint8_t)FrameType::RST_STREAM)
+        if (h.type == (uint8_t)frame_type::RST_STREAM)
             first[h.stream] =
                 RawClient::be32(p, 0) == (uint32_t)ErrorCode::REFUSED_STREAM ? "refused" : "reset";
         else
-            first[h.stream] = h.type == (uint8_t)FrameType::HEADERS ? "headers" : "other";
+            first[h.stream] = h.type == (uint8_t)frame_type::HEADERS ? "headers" : "other";
         return first.size() < 6;
     });
     for (uint32_t id : {1u, 3u, 5u, 7u}) EXPECT_EQ("headers", first[id]) << id;
@@ -339,9 +339,9 @@ bool connection_window_granted(uint16_t port) {
     RawClient c(port);
     bool granted = false;
     c.frames([&](const FrameHeader& h, const std::string& p) {
-        if (h.type == (uint8_t)FrameType::WINDOW_UPDATE && h.stream == 0) granted = true;
+        if (h.type == (uint8_t)frame_type::WINDOW_UPDATE && h.stream == 0) granted = true;
         // Our SETTINGS' ACK comes after the server's first write.
-        return !(h.type == (uint8_t)FrameType::SETTINGS && (h.flags & flags::ACK));
+        return !(h.type == (uint8_t)frame_type::SETTINGS && (h.flags & flags::ACK));
     });
     return granted;
 }
@@ -352,7 +352,7 @@ TEST(Http2Budget, TheConnectionWindowIsGrantedOnlyWithRoomInTheBudget) {
         EXPECT_TRUE(connection_window_granted(roomy.port()));
     }
     static photon::MemoryBudget small(1 << 20);  // less than the 16 MiB window
-    ConnectionOptions opt;
+    connection_options opt;
     opt.budget = &small;
     H2Server tight(opt);
     EXPECT_FALSE(connection_window_granted(tight.port()));
@@ -386,7 +386,7 @@ TEST(Http2Writes, AResponseEndsOnItsLastDataFrame) {
     bool ended = false;
     ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
         if (h.stream != 1) return true;
-        if (h.type == (uint8_t)FrameType::DATA) {
+        if (h.type == (uint8_t)frame_type::DATA) {
             data_frames++;
             body += p;
         }
@@ -405,14 +405,14 @@ TEST(Http2Writes, DataStaysWithinATinyStreamWindow) {
     H2Server server;
     RawClient c(server.port());
     ASSERT_TRUE(c.ok());
-    std::pair<SettingId, uint32_t> tiny[] = {{SettingId::INITIAL_WINDOW_SIZE, 10}};
+    std::pair<setting_id, uint32_t> tiny[] = {{setting_id::INITIAL_WINDOW_SIZE, 10}};
     std::string out;
     write_settings(tiny, 1, &out);
     out += c.get(1, "/big/100");
     c.send(out);
     std::string body;
     ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
-        if (h.type == (uint8_t)FrameType::DATA) body += p;
+        if (h.type == (uint8_t)frame_type::DATA) body += p;
         return body.size() < 10;
     }));
     uint8_t ping[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -420,8 +420,8 @@ TEST(Http2Writes, DataStaysWithinATinyStreamWindow) {
     write_ping(ping, false, &pb);
     c.send(pb);
     ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
-        if (h.type == (uint8_t)FrameType::DATA) body += p;
-        return !(h.type == (uint8_t)FrameType::PING && (h.flags & flags::ACK));
+        if (h.type == (uint8_t)frame_type::DATA) body += p;
+        return !(h.type == (uint8_t)frame_type::PING && (h.flags & flags::ACK));
     }));
     EXPECT_EQ(10u, body.size());
     std::string wu;
@@ -429,7 +429,7 @@ TEST(Http2Writes, DataStaysWithinATinyStreamWindow) {
     c.send(wu);
     bool ended = false;
     ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string& p) {
-        if (h.type == (uint8_t)FrameType::DATA && h.stream == 1) body += p;
+        if (h.type == (uint8_t)frame_type::DATA && h.stream == 1) body += p;
         ended = h.stream == 1 && (h.flags & flags::END_STREAM);
         return !ended;
     }));

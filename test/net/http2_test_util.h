@@ -108,7 +108,7 @@ inline void serve_stream(Stream& s) {
     } else if (path == "/trailers") {
         s.respond({{":status", "200"}});
         s.write("body", 4);
-        std::vector<HeaderField> t = {{"x-checksum", "1234"}};
+        std::vector<header_field> t = {{"x-checksum", "1234"}};
         s.finish(&t);
     } else if (path == "/refuse") {
         s.reset(ErrorCode::REFUSED_STREAM);
@@ -124,8 +124,8 @@ inline void serve_stream(Stream& s) {
 // A TCP server on its own vCPU serving every connection as HTTP/2.
 class H2Server {
 public:
-    explicit H2Server(ConnectionOptions opt = {}) : opt_(opt) {
-        if (opt_.idle_timeout == ConnectionOptions().idle_timeout) opt_.idle_timeout = 10'000'000;
+    explicit H2Server(connection_options opt = {}) : opt_(opt) {
+        if (opt_.idle_timeout == connection_options().idle_timeout) opt_.idle_timeout = 10'000'000;
         th_ = std::thread([this] {
             if (photon::init(photon::INIT_EVENT_DEFAULT, photon::INIT_IO_NONE) != 0) {
                 failed_ = true;
@@ -153,10 +153,10 @@ public:
 
 private:
     int serve(photon::net::ISocketStream* sock) {
-        ServerConnection c(sock, opt_, serve_stream);
+        server_connection c(sock, opt_, serve_stream);
         return c.serve();
     }
-    ConnectionOptions opt_;
+    connection_options opt_;
     std::thread th_;
     std::atomic<uint16_t> port_{0};
     std::atomic<bool> failed_{false}, stop_{false};

@@ -1,6 +1,6 @@
 // The HTTP client's name resolution on both event engines, bounded by the
-// operation's deadline. No real DNS: the Dialer's test seam
-// (Dialer::lookup_for_tests, net/http/client_internal.h) puts a scripted
+// operation's deadline. No real DNS: the socket_dialer's test seam
+// (socket_dialer::lookup_for_tests, net/http/client_internal.h) puts a scripted
 // lookup under the client's DNS cache (home vCPU) and its direct lookups
 // (other vCPUs). Like gethostbyname_nb, the scripted lookup blocks only the
 // calling coroutine and gives up with ETIMEDOUT when the timeout it was
@@ -63,12 +63,12 @@ protected:
         EngineTest::SetUp();
         if (IsSkipped() || HasFatalFailure()) return;
         g_lookups = 0;
-        Dialer::lookup_for_tests = &scripted_lookup;  // before the client exists
+        socket_dialer::lookup_for_tests = &scripted_lookup;  // before the client exists
         client.reset(new_http_client());
     }
     void TearDown() override {
         client.reset();
-        Dialer::lookup_for_tests = nullptr;
+        socket_dialer::lookup_for_tests = nullptr;
         EngineTest::TearDown();
     }
     std::unique_ptr<Client> client;
