@@ -19,7 +19,7 @@ namespace http2 {
 namespace {
 
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr size_t kClosedMemory = 4096;     // closed stream ids remembered (for STREAM_CLOSED)
+constexpr size_t kClosedMemory = 4096;     // reset stream ids remembered (late frames ignored)
 constexpr uint64_t kStopPoll = 50 * 1000;  // how often a stopping reader looks for the end
 // The outbox's bounds: a stream's HEADERS and DATA wait while this much is
 // queued (the backpressure a socket write gave before frames were queued);
@@ -46,8 +46,6 @@ uint64_t now_us() {
     using namespace std::chrono;
     return (uint64_t)duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
 }
-
-// ---- closed streams ---------------------------------------------------------
 
 // ---- a stream ---------------------------------------------------------------
 
@@ -413,7 +411,9 @@ void Connection::close_stream(stream_core* s, bool reset) {
     if (s->is_closed) return;
     s->is_closed = true;
     streams.erase(s->id_);
-    closed[s->id_] = reset;
+    // A stream that ended needs no record: an id neither idle nor open is closed. A reset
+    // one is remembered, as its peer may still send what it had queued (ignored).
+    if (reset) closed[s->id_] = true;
     // Bytes never read still count against the connection window: give them back.
     size_t unread = s->buffered;
     s->buffered = 0;
@@ -529,11 +529,8 @@ bool Connection::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
     // lookup among the closed ones (a cache miss).
     if (is_idle(id)) return on_new_block(id, fl, std::move(fields), too_large);
     bool was_reset;
-    if (closed.find(id, &was_reset)) {
-        if (was_reset) return rst(id, ErrorCode::STREAM_CLOSED), true;
-        return goaway(ErrorCode::STREAM_CLOSED, "HEADERS on a closed stream"), false;
-    }
-    return goaway(ErrorCode::PROTOCOL_ERROR, "HEADERS on a closed stream"), false;
+    if (closed.find(id, &was_reset)) return rst(id, ErrorCode::STREAM_CLOSED), true;
+    return goaway(ErrorCode::STREAM_CLOSED, "HEADERS on a closed stream"), false;
 }
 
 bool Connection::on_data(const Frame& f) {
@@ -552,8 +549,6 @@ bool Connection::on_data(const Frame& f) {
             return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an idle stream"), false;
         bool was_reset = false;
         if (!s && !closed.find(id, &was_reset))
-            return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an unknown stream"), false;
-        if (!s && !was_reset)
             return goaway(ErrorCode::STREAM_CLOSED, "DATA on a closed stream"), false;
         if (s)
             s->reset_stream(ErrorCode::STREAM_CLOSED);

@@ -272,6 +272,31 @@ TEST(Http2Streams, DataAfterTheEarlyAnswersResetIsIgnored) {
     EXPECT_EQ((uint8_t)frame_type::HEADERS, answer);
 }
 
+// A stream that ended stays closed however many streams follow it (only reset ids are
+// remembered, 4,096 of them): DATA on it is a STREAM_CLOSED error (RFC 9113 5.1), not a
+// PROTOCOL_ERROR for an id the server forgot.
+TEST(Http2Streams, DataOnAStreamThatEndedLongAgoIsStreamClosed) {
+    H2Server server;
+    RawClient c(server.port());
+    ASSERT_TRUE(c.ok());
+    uint32_t id = 1;
+    for (int batch = 0; batch < 100; batch++) {  // 5,000 streams, 50 at a time
+        std::string out;
+        for (int i = 0; i < 50; i++, id += 2) out += c.get(id, "/hello");
+        c.send(out);
+        int ended = 0;
+        ASSERT_TRUE(c.frames([&](const FrameHeader& h, const std::string&) {
+            if (h.stream != 0 && (h.flags & flags::END_STREAM)) ended++;
+            return ended < 50;
+        }));
+    }
+    std::string late;
+    write_data_header(1, 4, true, &late);
+    late += "late";
+    c.send(late);
+    EXPECT_EQ((int)ErrorCode::STREAM_CLOSED, c.goaway_code());
+}
+
 TEST(Http2Hostile, AnEndlessHeaderBlockIsCut) {
     H2Server server;
     RawClient c(server.port());
