@@ -57,10 +57,30 @@ stream_core::stream_core(Connection* conn, uint32_t id)
 
 bool stream_core::gone() const { return reset_ || c->dead; }
 
+namespace {
+
+// A deadline that reads the clock only when a wait needs it: most reads and writes of a
+// stream do not wait, and a clock read on each showed in the profile.
+class lazy_deadline {
+public:
+    explicit lazy_deadline(uint64_t us) : us_(us) {}
+    Timeout get() {
+        if (!armed_) t_ = Timeout(us_), armed_ = true;
+        return t_;
+    }
+
+private:
+    uint64_t us_;
+    Timeout t_;
+    bool armed_ = false;
+};
+
+}  // namespace
+
 ssize_t stream_core::read_body(void* buf, size_t n, uint64_t timeout) {
-    Timeout t(timeout);
+    lazy_deadline t(timeout);
     while (buffered == 0 && !end_remote && !gone())
-        if (readable.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
+        if (readable.wait_no_lock(t.get()) < 0 && errno == ETIMEDOUT) return -1;
     if (buffered == 0) {
         if (gone()) return errno = ECONNRESET, -1;
         return 0;
@@ -125,17 +145,17 @@ int stream_core::write_head_locked(const field_list& fields, bool end_stream) {
 }
 
 ssize_t stream_core::write_body(const void* buf, size_t n, uint64_t timeout) {
-    Timeout t(timeout);
+    lazy_deadline t(timeout);
     size_t done = 0;
     while (done < n) {
         if (gone()) return errno = ECONNRESET, -1;
         if (end_local) return errno = EPIPE, -1;
         if (send_window <= 0 || c->send_window <= 0) {
-            if (c->windows.wait_no_lock(t) < 0 && errno == ETIMEDOUT) return -1;
+            if (c->windows.wait_no_lock(t.get()) < 0 && errno == ETIMEDOUT) return -1;
             continue;
         }
         if (c->out_.size() >= kStreamLimit) {  // (the windows may move while it waits)
-            if (c->room(kStreamLimit, t) < 0) return -1;
+            if (c->room(kStreamLimit, t.get()) < 0) return -1;
             continue;
         }
         size_t k = std::min<int64_t>(
