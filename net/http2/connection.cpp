@@ -536,6 +536,7 @@ bool Connection::on_headers(const Frame& f) {
 
 bool Connection::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
     std::vector<header_field> fields;
+    fields.reserve(16);  // one allocation for a usual request, not one per doubling
     int r = dec.decode((const uint8_t*)blk.data(), blk.size(), &fields);
     if (r == hpack_decoder::kCompressionError)
         return goaway(ErrorCode::COMPRESSION_ERROR, dec.error()), false;

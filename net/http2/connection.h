@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "frame.h"
 #include "hpack.h"
 #include "closed_streams.h"
+#include "stream_table.h"
 #include "connection_options.h"
 
 namespace photon {
@@ -90,8 +90,8 @@ public:
     size_t recv_consumed = 0;              // read since our last WINDOW_UPDATE
     size_t granted = kDefaultWindow;       // the connection window we keep giving
 
-    std::map<uint32_t, stream_core*> streams;  // not yet closed
-    std::deque<stream_core*> reaped;           // closed, to delete at the reader's next turn
+    stream_table streams;             // not yet closed
+    std::deque<stream_core*> reaped;  // closed, to delete at the reader's next turn
     // The reader is inside a frame's handling, where it may hold a stream
     // across a switch: a stream closed meanwhile waits in `reaped`.
     bool in_frame = false;
@@ -144,10 +144,7 @@ public:
     // not reset the connection before the peer has read the GOAWAY.
     void linger();
     void reap();
-    stream_core* find(uint32_t id) {
-        auto it = streams.find(id);
-        return it == streams.end() ? nullptr : it->second;
-    }
+    stream_core* find(uint32_t id) { return streams.find(id); }
 
 protected:
     // A header block on a stream that is not open: the peer opens one (a

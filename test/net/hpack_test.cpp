@@ -366,6 +366,33 @@ TEST(Hpack, PutReusesACodingOnlyWhileTheTableStays) {
     EXPECT_EQ("", block({{"Connection", "close"}}));
 }
 
+// put()'s memo tells a field from the one at its place in the last block byte for byte:
+// a name or value of any length that differs in any one byte is coded anew.
+TEST(Hpack, PutSeesAOneByteChangeAnywhereInAFieldOfAnyLength) {
+    hpack_encoder e;
+    hpack_decoder d;
+    auto block = [&](const std::string& name, const std::string& value) {
+        std::string out;
+        e.begin_block(&out);
+        e.put(name, value, &out);
+        return decode(d, out);
+    };
+    for (size_t n = 1; n <= 40; n++) {
+        std::string base(n, 'a');
+        for (size_t at = 0; at < n; at++) {
+            std::string changed = base;
+            changed[at] = 'b';
+            for (int twice = 0; twice < 2; twice++)  // the second is the memo's
+                ASSERT_EQ(Fields({{"x-v", base}}), block("x-v", base));
+            ASSERT_EQ(Fields({{"x-v", changed}}), block("x-v", changed)) << n << " " << at;
+            for (int twice = 0; twice < 2; twice++)
+                ASSERT_EQ(Fields({{"x-" + base, "v"}}), block("x-" + base, "v"));
+            ASSERT_EQ(Fields({{"x-" + changed, "v"}}), block("x-" + changed, "v"))
+                << n << " " << at;
+        }
+    }
+}
+
 // Names and values may hold any byte: fields that differ only in where a
 // NUL falls are different entries (the fuzzer found them mixed up).
 TEST(Hpack, FieldsWithNulBytesAreKeptApart) {
