@@ -22,6 +22,7 @@ namespace {
 constexpr size_t kInCap = 32 * 1024;        // two full records per base recv
 constexpr size_t kWriteChunk = 64 * 1024;   // plaintext per SSL_write, then flush
 constexpr size_t kSmallGather = 16 * 1024;  // iovecs this small go out as one record
+constexpr size_t kMaxRecord = 16 * 1024;    // TLS plaintext per record
 
 // Before each SSL_read / SSL_write, so that SSL_get_error sees only their
 // errors. The queue is nearly always empty, and peeking costs less than
@@ -42,6 +43,7 @@ struct tls_bio {
         // After a lost send nothing drains out_: what OpenSSL still writes
         // while reading (KeyUpdate answers) is dropped, not kept.
         if (s->send_err_) return *done = n, 1;
+        if (s->gather_) return s->gather_->append(data, n), *done = n, 1;
         size_t sent = s->send_direct(data, n);
         if (sent < n) s->out_.append(data + sent, n - sent);
         *done = n;
@@ -341,7 +343,17 @@ ssize_t tls_socket_stream::ssl_write(const void* buf, size_t n, Timeout& t) {
     }
     size_t done = 0;
     clear_ssl_errors();
+    thread_local std::string gathered;
+    if (n > kMaxRecord) {
+        gathered.clear();
+        gather_ = &gathered;
+    }
     int r = SSL_write_ex(ssl_, buf, std::min(n, kWriteChunk), &done);
+    if (gather_) {
+        gather_ = nullptr;
+        size_t sent = send_direct(gathered.data(), gathered.size());
+        if (sent < gathered.size()) out_.append(gathered, sent, std::string::npos);
+    }
     int f = flush_output(t, true);
     if (r != 1) return fatal(r, "write");  // renegotiation is off: never WANT_READ
     return f < 0 ? -1 : (ssize_t)done;

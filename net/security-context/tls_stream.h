@@ -71,6 +71,9 @@ private:
     // non-blocking send when nothing is queued before it; only what that
     // send leaves is copied to out_. Set when base is a kernel socket.
     size_t send_direct(const char* data, size_t n);
+    // An SSL_write of more than one record collects them here (a buffer of the OS
+    // thread's: nothing parks meanwhile) and sends them in one send, not one each.
+    std::string* gather_ = nullptr;
 
     tls_context_impl* ctx_;
     kernel_socket_stream* kernel_base_ = nullptr;

@@ -163,6 +163,66 @@ TEST_P(TlsRaw, SmallWritesToALateReaderArriveWholeAndInOrder) {
     tls.reset();
 }
 
+// A write of several records goes out in one send from a buffer of the OS thread's; what
+// a full socket refuses is queued on its own stream before the writer parks. Two streams
+// of one vCPU writing 100 KiB at a time to late readers each deliver their own bytes,
+// whole and in order.
+TEST_P(TlsRaw, LargeWritesOfTwoStreamsToLateReadersArriveWholeAndInOrder) {
+    listen_plain();
+    TLSContext* sctx = keep(server_ctx("srv"));
+    TLSContext* cctx = keep(client_ctx());
+    constexpr int kWrites = 12;
+    constexpr size_t kWrite = 100 * 1024;  // seven records
+    auto payload = [&](int stream, int i) {
+        std::string p = pattern(kWrite + 7 * stream).substr(7 * stream);
+        snprintf(&p[0], 16, "%d-%013d", stream, i);
+        return p;
+    };
+    std::unique_ptr<ISocketStream> raw[2], tls[2];
+    ssize_t written[2] = {0, 0};
+    std::vector<task> peers;
+    for (int k = 0; k < 2; k++)
+        peers.push_back(spawn([&, k] {
+            raw[k].reset(plain->accept());
+            int small = 8192;  // full after part of the first write
+            raw[k]->setsockopt(SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+            tls[k].reset(new_tls_stream(sctx, raw[k].get(), SecurityRole::Server));
+            if (!tls[k]) return;
+            for (int i = 0; i < kWrites; i++) {
+                std::string p = payload(k, i);
+                if (tls[k]->write(p.data(), p.size()) != (ssize_t)p.size()) break;
+                written[k] += p.size();
+            }
+        }));
+    std::unique_ptr<ISocketStream> c[2];
+    for (auto& one : c) {
+        one.reset(connect(cctx));
+        ASSERT_NE(nullptr, one);
+        ASSERT_EQ(0, tls_stream_handshake(one.get()));
+    }
+    // Both servers have written part of a write and parked: their sockets are full.
+    ASSERT_TRUE(wait_for(
+        [&] {
+            for (auto& p : peers)
+                if (photon::thread_stat(p.th) != photon::SLEEPING) return false;
+            return true;
+        },
+        10000));
+    for (auto& one : c) {
+        std::string got(kWrites * kWrite, 0);
+        ASSERT_EQ((ssize_t)got.size(), one->read(&got[0], got.size()));
+        int k = got[0] - '0';
+        ASSERT_TRUE(k == 0 || k == 1) << got.substr(0, 16);
+        for (int i = 0; i < kWrites; i++)
+            ASSERT_TRUE(got.compare((size_t)i * kWrite, kWrite, payload(k, i)) == 0)
+                << "stream " << k << ", write " << i;
+    }
+    for (auto& p : peers) p.join();
+    EXPECT_EQ((ssize_t)(kWrites * kWrite), written[0]);
+    EXPECT_EQ((ssize_t)(kWrites * kWrite), written[1]);
+    for (auto& t : tls) t.reset();
+}
+
 // A record sent straight from OpenSSL's buffer meets the peer's reset: the
 // write says ECONNRESET, which the kernel reports once, not a later EPIPE.
 TEST_P(TlsRaw, AWriteAfterThePeerResetSaysEconnreset) {
