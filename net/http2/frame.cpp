@@ -10,10 +10,8 @@ uint32_t be32(const uint8_t* p) {
 }
 
 void put32(uint32_t v, std::string* out) {
-    out->push_back((char)(v >> 24));
-    out->push_back((char)(v >> 16));
-    out->push_back((char)(v >> 8));
-    out->push_back((char)v);
+    char b[4] = {(char)(v >> 24), (char)(v >> 16), (char)(v >> 8), (char)v};
+    out->append(b, 4);  // one append, not four push_backs (each checks the capacity)
 }
 
 bool refuse(frame_error* err, ErrorCode code, bool connection, const char* why) {
@@ -75,12 +73,11 @@ FrameHeader read_frame_header(const uint8_t* p) {
 }
 
 void write_frame_header(const FrameHeader& h, std::string* out) {
-    out->push_back((char)(h.length >> 16));
-    out->push_back((char)(h.length >> 8));
-    out->push_back((char)h.length);
-    out->push_back((char)h.type);
-    out->push_back((char)h.flags);
-    put32(h.stream & 0x7fffffff, out);
+    uint32_t id = h.stream & 0x7fffffff;
+    char b[kFrameHeaderSize] = {(char)(h.length >> 16), (char)(h.length >> 8), (char)h.length,
+                                (char)h.type,           (char)h.flags,         (char)(id >> 24),
+                                (char)(id >> 16),       (char)(id >> 8),       (char)id};
+    out->append(b, sizeof(b));
 }
 
 bool parse_frame(const FrameHeader& h, const uint8_t* p, Frame* f, frame_error* err) {
