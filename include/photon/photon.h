@@ -5,6 +5,8 @@
 // As PhotonLibOS's photon.h, with fini_hook_late() added. STACK_ALLOCATOR_*
 // come from stack-allocator.h (included); every value selects the built-in
 // pooled stack allocator there.
+//
+// Differences from PhotonLibOS: doc/compat.md#photonh
 #pragma once
 
 #include <inttypes.h>

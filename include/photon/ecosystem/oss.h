@@ -17,6 +17,8 @@
 // retry_base_interval_us; a Retry-After is honoured); throttling (429,
 // SlowDown) is retried until request_timeout_us has passed. Bodies stream
 // through the BodyReader/BodyWriter callbacks: nothing buffers a whole object.
+//
+// Differences from PhotonLibOS: doc/compat.md#ecosystemossh
 #pragma once
 
 #include <inttypes.h>
