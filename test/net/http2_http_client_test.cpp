@@ -116,7 +116,10 @@ class Peer {
 public:
     explicit Peer(bool tls = false) {
         th_ = std::thread([this, tls] { run(tls); });
-        while (!port_ && !failed_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        // (An OS thread's wait: the caller need not be a vCPU.)
+        EXPECT_TRUE(photon_test::wait_for_off_vcpu([this] { return port_ != 0 || failed_; },
+                                                   photon_test::kServerStartMs))
+            << "the peer never listened";
     }
     ~Peer() {
         stop_ = true;

@@ -123,7 +123,10 @@ class Server {
 public:
     explicit Server(const std::string& files, bool tls = false, ServerOptions opt = {}) {
         th_ = std::thread([=] { run(files, tls, opt); });
-        while (!port_ && !failed_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        // (An OS thread's wait: the caller need not be a vCPU.)
+        EXPECT_TRUE(photon_test::wait_for_off_vcpu([this] { return port_ != 0 || failed_; },
+                                                   photon_test::kServerStartMs))
+            << "the server never listened";
     }
     ~Server() {
         done_ = true;
@@ -134,7 +137,9 @@ public:
     // Calls stop() on the server's vCPU: its result.
     int stop() {
         stop_ = true;
-        while (stop_result_ == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        // Blocks this OS thread, vCPU or not, as long as stop() may take (10 s) and then some.
+        EXPECT_TRUE(photon_test::wait_for_off_vcpu([this] { return stop_result_ != 1; }, 30'000))
+            << "stop() did not return";
         return stop_result_;
     }
 

@@ -23,10 +23,15 @@
 #include <vector>
 
 #include "../../net/http2/server_connection.h"
+#include "../util/wait.h"
 
 namespace photon_test {
 
 using namespace photon::net::http2;
+
+// How long a test server on a thread of its own may take to listen (the
+// first TLS one makes the test PKI first): only a broken one takes this long.
+constexpr int kServerStartMs = 60'000;
 
 // Runs a shell command: its exit status (-1 if it did not run), its stdout
 // appended to *out.
@@ -142,7 +147,9 @@ public:
             delete tcp;
             photon::fini();
         });
-        while (!port_ && !failed_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        // (An OS thread's wait: the caller need not be a vCPU.)
+        EXPECT_TRUE(wait_for_off_vcpu([this] { return port_ != 0 || failed_; }, kServerStartMs))
+            << "the server never listened";
     }
     ~H2Server() {
         stop_ = true;

@@ -204,7 +204,7 @@ struct OtherVcpu {
             for (auto t : sleepers) thread_interrupt(t);  // fini waits for them
             photon::fini();
         });
-        while (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        EXPECT_TRUE(photon_test::wait_for([this] { return ready.load(); }));
     }
     ~OtherVcpu() {
         stop = true;
@@ -240,9 +240,9 @@ TEST(ThreadDumpVcpus, AVcpuThatDoesNotYieldIsNamedNotWaitedFor) {
         OtherVcpu other(1);
         auto spin = [&](uint64_t ms) {
             other.spin_us = ms * 1000;
-            while (!other.spinning) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            return photon_test::wait_for([&] { return other.spinning.load(); });
         };
-        spin(2000);
+        ASSERT_TRUE(spin(2000));
         ThreadDumpOptions o;
         o.timeout_us = 200 * 1000;
         std::string s;
@@ -262,7 +262,7 @@ TEST(ThreadDumpVcpus, AVcpuThatDoesNotYieldIsNamedNotWaitedFor) {
         ASSERT_EQ(0, thread_dump(&s)) << errno;
         EXPECT_NE(std::string::npos, s.find("2 vCPU(s), 3 coroutine(s)")) << s;
         // A dump that waits for a spinning vCPU makes others fail at once with EBUSY.
-        spin(1500);
+        ASSERT_TRUE(spin(1500));
         std::atomic<int> r{-2};
         std::string u;
         std::thread waiting([&] {

@@ -309,8 +309,8 @@ TEST_F(StackSlab, StacksEndingOnAnotherVcpuGoBackToSharedSlabsIntact) {
             photon::thread_usleep(200);
         }
         // The other side's coroutines may still be ending here.
-        while (finished + failed < 2 * kRounds * kPerRound && us_since(t0) < kLongUs)
-            photon::thread_usleep(500);
+        EXPECT_TRUE(photon_test::wait_for(
+            [&] { return finished + failed >= 2 * kRounds * kPerRound; }, kLongUs / 1000));
         photon::wait_all();
         photon::pooled_stack_trim_current_vcpu(0);
         photon::fini();
