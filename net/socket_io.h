@@ -12,6 +12,8 @@
 #include <photon/io/fd-events.h>
 #include <photon/thread/thread.h>
 
+#include "lazy_timeout.h"
+
 namespace photon {
 namespace net {
 
@@ -23,28 +25,6 @@ inline int close_watched_fd(int fd) {
         if (auto e = v->master_event_engine) e->forget_fd(fd);
     return ::close(fd);
 }
-
-// A call's deadline, fixed when the call first has to wait. Arming a
-// Timeout reads the clock, and most calls on a busy connection never park:
-// three reads per request were ~1% of a loaded HTTP server's CPU. The
-// deadline counts from the first wait; before it, the call made only
-// non-blocking syscalls.
-class lazy_timeout {
-public:
-    explicit lazy_timeout(uint64_t us) : us_(us) {}
-    Timeout get() {
-        if (!armed_) {
-            t_.timeout(us_);
-            armed_ = true;
-        }
-        return t_;
-    }
-
-private:
-    Timeout t_;
-    uint64_t us_;
-    bool armed_ = false;
-};
 
 inline Timeout deadline_of(Timeout t) { return t; }
 inline Timeout deadline_of(lazy_timeout& t) { return t.get(); }
