@@ -11,6 +11,7 @@
 #include <photon/thread/thread11.h>
 
 #include "../../common/metric-meter/counting.h"
+#include "../lazy_timeout.h"
 #include "request_check.h"
 
 namespace photon {
@@ -19,7 +20,7 @@ namespace http2 {
 namespace {
 
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr size_t kClosedMemory = 4096;     // reset stream ids remembered (late frames ignored)
+constexpr size_t kResetMemory = 4096;      // reset stream ids remembered (late frames ignored)
 constexpr uint64_t kStopPoll = 50 * 1000;  // how often a stopping reader looks for the end
 // The outbox's bounds: a stream's HEADERS and DATA wait while this much is
 // queued (the backpressure a socket write gave before frames were queued);
@@ -57,28 +58,8 @@ stream_core::stream_core(Connection* conn, uint32_t id)
 
 bool stream_core::gone() const { return reset_ || c->dead; }
 
-namespace {
-
-// A deadline that reads the clock only when a wait needs it: most reads and writes of a
-// stream do not wait, and a clock read on each showed in the profile.
-class lazy_deadline {
-public:
-    explicit lazy_deadline(uint64_t us) : us_(us) {}
-    Timeout get() {
-        if (!armed_) t_ = Timeout(us_), armed_ = true;
-        return t_;
-    }
-
-private:
-    uint64_t us_;
-    Timeout t_;
-    bool armed_ = false;
-};
-
-}  // namespace
-
 ssize_t stream_core::read_body(void* buf, size_t n, uint64_t timeout) {
-    lazy_deadline t(timeout);
+    lazy_timeout t(timeout);
     while (buffered == 0 && !end_remote && !gone())
         if (readable.wait_no_lock(t.get()) < 0 && errno == ETIMEDOUT) return -1;
     if (buffered == 0) {
@@ -145,7 +126,7 @@ int stream_core::write_head_locked(const field_list& fields, bool end_stream) {
 }
 
 ssize_t stream_core::write_body(const void* buf, size_t n, uint64_t timeout) {
-    lazy_deadline t(timeout);
+    lazy_timeout t(timeout);
     size_t done = 0;
     while (done < n) {
         if (gone()) return errno = ECONNRESET, -1;
@@ -204,7 +185,7 @@ Connection::Connection(ISocketStream* s, const connection_options& o, bool is_se
       server(is_server),
       dec(o.header_table_size),
       account(o.budget ? o.budget : MemoryBudget::process()),
-      closed(kClosedMemory) {
+      reset_ids(kResetMemory) {
     dec.set_max_header_list_size(o.max_header_list_size);
 }
 
@@ -347,6 +328,8 @@ void Connection::goaway(ErrorCode code, const char* why) {
 }
 
 void Connection::rst(uint32_t id, ErrorCode code) {
+    // What the peer sent before it sees this is to be ignored (RFC 9113 5.1).
+    if (!is_idle(id)) reset_ids.insert(id);
     std::string out;
     write_rst_stream(id, code, &out);
     send(out);
@@ -397,7 +380,6 @@ bool Connection::refused_headers(const Frame& f, const frame_error& err) {
         if (!server || id % 2 == 0 || !is_idle(id))
             return goaway(ErrorCode::PROTOCOL_ERROR, "a bad stream id"), false;
         last_stream = id;
-        closed[id] = true;
         rst(id, err.code);
     }
     discard_block = true;
@@ -433,7 +415,7 @@ void Connection::close_stream(stream_core* s, bool reset) {
     streams.erase(s->id_);
     // A stream that ended needs no record: an id neither idle nor open is closed. A reset
     // one is remembered, as its peer may still send what it had queued (ignored).
-    if (reset) closed[s->id_] = true;
+    if (reset) reset_ids.insert(s->id_);
     // Bytes never read still count against the connection window: give them back.
     size_t unread = s->buffered;
     s->buffered = 0;
@@ -549,8 +531,7 @@ bool Connection::on_block(uint32_t id, uint8_t fl, std::string_view blk) {
     // An idle id was never opened, so never closed: a new stream needs no
     // lookup among the closed ones (a cache miss).
     if (is_idle(id)) return on_new_block(id, fl, std::move(fields), too_large);
-    bool was_reset;
-    if (closed.find(id, &was_reset)) return rst(id, ErrorCode::STREAM_CLOSED), true;
+    if (reset_ids.count(id)) return rst(id, ErrorCode::STREAM_CLOSED), true;
     return goaway(ErrorCode::STREAM_CLOSED, "HEADERS on a closed stream"), false;
 }
 
@@ -568,8 +549,7 @@ bool Connection::on_data(const Frame& f) {
         recv_consumed += len;  // nobody will read them
         if (!s && is_idle(id))
             return goaway(ErrorCode::PROTOCOL_ERROR, "DATA on an idle stream"), false;
-        bool was_reset = false;
-        if (!s && !closed.find(id, &was_reset))
+        if (!s && !reset_ids.count(id))
             return goaway(ErrorCode::STREAM_CLOSED, "DATA on a closed stream"), false;
         if (s)
             s->reset_stream(ErrorCode::STREAM_CLOSED);

@@ -20,7 +20,7 @@
 
 #include "frame.h"
 #include "hpack.h"
-#include "closed_streams.h"
+#include "reset_streams.h"
 #include "stream_table.h"
 #include "connection_options.h"
 
@@ -95,7 +95,7 @@ public:
     // The reader is inside a frame's handling, where it may hold a stream
     // across a switch: a stream closed meanwhile waits in `reaped`.
     bool in_frame = false;
-    closed_streams closed;     // recently reset ids (any other closed id ended)
+    reset_streams reset_ids;   // recently reset ids (any other closed id ended)
     uint32_t last_stream = 0;  // the highest stream id the peer opened
 
     uint32_t continuing = 0;  // a HEADERS run waiting for its CONTINUATION

@@ -129,7 +129,6 @@ bool server_connection::Impl::open_stream(uint32_t id, uint8_t fl,
     last_stream = id;
     if (goaway_sent || stopping) return true;  // 6.8: not processed; the peer retries elsewhere
     auto refuse = [&](ErrorCode code) {
-        closed[id] = true;
         rst(id, code);
         return true;
     };
@@ -166,7 +165,6 @@ void server_connection::Impl::start_handler(stream_impl* s) {
     uint32_t id = s->id_;
     streams.erase(id);
     delete s;
-    closed[id] = true;
     rst(id, ErrorCode::REFUSED_STREAM);
 }
 
@@ -185,19 +183,16 @@ bool server_connection::Impl::wake_spare() {
 
 void server_connection::Impl::run_stream(stream_impl* s) {
     handler(*s);
-    bool cut = s->reset_;
     if (!s->is_closed && !dead) {
         if (!s->head_sent)
             s->respond({{":status", "500"}}, true);
         else
             s->finish(nullptr);
-        if (!s->end_remote && !s->reset_ && !dead) {  // 8.1: the rest is refused
+        if (!s->end_remote && !s->reset_ && !dead)  // 8.1: the rest is refused
             rst(s->id_, ErrorCode::NO_ERROR);
-            cut = true;  // what the peer sent before it saw the RST is ignored (5.1)
-        }
     }
     s->handler_done = true;
-    close_stream(s, cut);
+    close_stream(s, s->reset_);  // (a reset one, by either side, is closed already)
     // Deleted now, while it is in the cache, unless the reader may hold it.
     if (in_frame)
         reaped.push_back(s);
